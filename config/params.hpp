@@ -1,0 +1,154 @@
+// Typed parameters declared once per node type: key, member, allowed values, default, help.
+// The same declaration validates YAML (every error at once, with file:line and key path) and
+// prints the parameter table in --help.
+#pragma once
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "config/diagnostics.hpp"
+
+namespace pp {
+
+struct ParamContext {
+  Diagnostics& diagnostics;
+  std::string keyPath;  // "stages.dof.params"
+  std::string baseDir;  // relative paths resolve against the config file's folder
+  YAML::Node node;      // the params map (may be undefined): where node-level errors point
+  void error(const std::string& message) { diagnostics.error(node, keyPath, message); }
+};
+
+// A file-system path; relative ones are resolved against ParamContext::baseDir.
+struct Path {
+  std::string value;
+  bool empty() const { return value.empty(); }
+};
+
+// What values a key accepts, in words ("an integer in [1, 16]") and as a predicate.
+template <class T> struct Rule {
+  std::string allowed;
+  std::function<bool(const T&)> accepts;
+};
+
+Rule<int> intIn(int lo, int hi);
+Rule<double> numberIn(double lo, double hi);
+Rule<std::string> oneOf(std::vector<std::string> values);
+Rule<std::vector<std::string>> listOf(std::vector<std::string> values);  // each once, from values
+Rule<std::vector<int>> intListOf(size_t count, int lo, int hi);           // exactly `count` integers
+Rule<std::vector<double>> numberListOf(size_t minCount, size_t maxCount);
+Rule<Path> existingFile();
+Rule<Path> anyPath();
+
+template <class T> Rule<T> anyValue();
+template <> Rule<int> anyValue<int>();
+template <> Rule<double> anyValue<double>();
+template <> Rule<bool> anyValue<bool>();
+template <> Rule<std::string> anyValue<std::string>();
+template <> Rule<Path> anyValue<Path>();
+
+// Converts a scalar or list; false when the YAML value is not of type T.
+bool decode(const YAML::Node& node, int& out);
+bool decode(const YAML::Node& node, double& out);
+bool decode(const YAML::Node& node, bool& out);
+bool decode(const YAML::Node& node, std::string& out);
+bool decode(const YAML::Node& node, Path& out);
+template <class T> bool decode(const YAML::Node& node, std::vector<T>& out) {
+  if (!node.IsSequence()) return false;
+  out.clear();
+  for (const auto& item : node) {
+    T value{};
+    if (!decode(item, value)) return false;
+    out.push_back(value);
+  }
+  return true;
+}
+
+std::string describe(const YAML::Node& node);  // the offending value, quoted, for messages
+std::string toText(int v);
+std::string toText(double v);
+std::string toText(bool v);
+std::string toText(const std::string& v);
+std::string toText(const Path& v);
+template <class T> std::string toText(const std::vector<T>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + toText(v[i]);
+  return out + "]";
+}
+
+std::string resolvePath(const std::string& path, const std::string& baseDir);
+
+template <class P> class ParamSchema {
+ public:
+  template <class T> ParamSchema& add(std::string key, T P::*member, std::string help, Rule<T> rule = anyValue<T>()) {
+    fields_.push_back({key, help, rule.allowed,
+                       [member](const P& p) { return toText(p.*member); },
+                       [key, member, rule](const YAML::Node& value, P& p, ParamContext& ctx) {
+                         std::string path = ctx.keyPath + "." + key;
+                         T parsed{};
+                         if (!decode(value, parsed)) {
+                           ctx.diagnostics.error(value, path, "expected " + rule.allowed + ", got " + describe(value));
+                           return;
+                         }
+                         if constexpr (std::is_same_v<T, Path>) parsed.value = resolvePath(parsed.value, ctx.baseDir);
+                         if (!rule.accepts(parsed)) {
+                           ctx.diagnostics.error(value, path, "expected " + rule.allowed + ", got " + describe(value));
+                           return;
+                         }
+                         p.*member = parsed;
+                       }});
+    return *this;
+  }
+
+  // Unknown keys, wrong types and out-of-range values are reported to ctx; the result keeps the
+  // default for every key that failed.
+  P parse(ParamContext& ctx, P params = {}) const {
+    const YAML::Node& node = ctx.node;
+    if (!node.IsDefined() || node.IsNull()) return params;
+    if (!node.IsMap()) {
+      ctx.error("expected a map of parameters (" + joinList(keys()) + "), got " + describe(node));
+      return params;
+    }
+    for (const auto& entry : node) {
+      std::string key = entry.first.Scalar();
+      const Field* field = find(key);
+      if (!field) {
+        std::string hint = suggestion(key, keys());
+        ctx.diagnostics.error(entry.first, ctx.keyPath + "." + key,
+                              "unknown key" + (hint.empty() ? "" : "; " + hint) + " (allowed: " + joinList(keys()) + ")");
+        continue;
+      }
+      field->parse(entry.second, params, ctx);
+    }
+    return params;
+  }
+
+  std::vector<std::string> keys() const {
+    std::vector<std::string> out;
+    for (const auto& f : fields_) out.push_back(f.key);
+    return out;
+  }
+
+  // One line a key: name, allowed values, default, help.
+  std::string help(const P& defaults = {}) const {
+    std::ostringstream out;
+    for (const auto& f : fields_)
+      out << "    " << f.key << ": " << f.help << "\n        " << f.allowed << "; default " << f.show(defaults) << "\n";
+    return out.str();
+  }
+
+ private:
+  struct Field {
+    std::string key, help, allowed;
+    std::function<std::string(const P&)> show;
+    std::function<void(const YAML::Node&, P&, ParamContext&)> parse;
+  };
+  const Field* find(const std::string& key) const {
+    for (const auto& f : fields_)
+      if (f.key == key) return &f;
+    return nullptr;
+  }
+  std::vector<Field> fields_;
+};
+
+}  // namespace pp

@@ -1,0 +1,92 @@
+#include "pipeline/gpu.hpp"
+
+#if POLARPIPE_HAS_CUDA
+#include "pipeline/cuda_check.hpp"
+#endif
+
+namespace pp {
+
+#if POLARPIPE_HAS_CUDA
+
+void throwCudaError(cudaError_t err, const char* what, const char* file, int line) {
+  throw CudaError(std::string("CUDA error ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ") in " +
+                  what + " at " + file + ":" + std::to_string(line));
+}
+
+bool gpuAvailable() {
+  static const bool available = [] {
+    int count = 0;
+    return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  }();
+  return available;
+}
+
+bool gpuIsIntegrated() {
+  if (!gpuAvailable()) return false;
+  int device = 0, integrated = 0;
+  PP_CUDA_CHECK(cudaGetDevice(&device));
+  PP_CUDA_CHECK(cudaDeviceGetAttribute(&integrated, cudaDevAttrIntegrated, device));
+  return integrated != 0;
+}
+
+std::string gpuDescription() {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) return std::string("no CUDA device (") + cudaGetErrorString(err) + ")";
+  if (count == 0) return "no CUDA device";
+  int device = 0;
+  PP_CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  PP_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
+}
+
+Stream::Stream() {
+  if (gpuAvailable()) PP_CUDA_CHECK(cudaStreamCreateWithFlags(&handle_, cudaStreamNonBlocking));
+}
+Stream::~Stream() {
+  if (handle_) cudaStreamDestroy(handle_);
+}
+void Stream::synchronize() const {
+  if (handle_) PP_CUDA_CHECK(cudaStreamSynchronize(handle_));
+}
+
+Event::Event() {
+  if (gpuAvailable()) PP_CUDA_CHECK(cudaEventCreate(&event_));
+}
+Event::~Event() {
+  if (event_) cudaEventDestroy(event_);
+}
+void Event::record(StreamHandle stream) {
+  if (event_) PP_CUDA_CHECK(cudaEventRecord(event_, stream));
+}
+void Event::waitOn(StreamHandle stream) const {
+  if (event_ && stream) PP_CUDA_CHECK(cudaStreamWaitEvent(stream, event_, 0));
+}
+void Event::synchronize() const {
+  if (event_) PP_CUDA_CHECK(cudaEventSynchronize(event_));
+}
+float Event::millisecondsSince(const Event& start) const {
+  float ms = 0;
+  if (event_ && start.event_) PP_CUDA_CHECK(cudaEventElapsedTime(&ms, start.event_, event_));
+  return ms;
+}
+
+#else  // no CUDA in this build
+
+bool gpuAvailable() { return false; }
+bool gpuIsIntegrated() { return false; }
+std::string gpuDescription() { return "no CUDA in this build"; }
+Stream::Stream() = default;
+Stream::~Stream() = default;
+void Stream::synchronize() const {}
+Event::Event() = default;
+Event::~Event() = default;
+void Event::record(StreamHandle) {}
+void Event::waitOn(StreamHandle) const {}
+void Event::synchronize() const {}
+float Event::millisecondsSince(const Event&) const { return 0; }
+
+#endif
+
+}  // namespace pp

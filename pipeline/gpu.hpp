@@ -1,0 +1,57 @@
+// The CUDA device, streams and events, behind one small interface that also builds without CUDA:
+// then there is no device, streams are null and events record nothing.
+#pragma once
+#include <string>
+
+#if POLARPIPE_HAS_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace pp {
+
+#if POLARPIPE_HAS_CUDA
+using StreamHandle = cudaStream_t;
+#else
+using StreamHandle = struct NoCudaStream*;
+#endif
+
+// True when this build has CUDA and a device answers.
+bool gpuAvailable();
+// Integrated GPUs (Jetson) share DRAM with the CPU: mapped pinned memory is read in place.
+bool gpuIsIntegrated();
+// "NVIDIA H100 80GB HBM3 (sm_90)", or why there is none.
+std::string gpuDescription();
+
+class Stream {
+ public:
+  Stream();  // a non-blocking stream when a GPU is present, else null
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  StreamHandle handle() const { return handle_; }
+  void synchronize() const;
+
+ private:
+  StreamHandle handle_ = nullptr;
+};
+
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(StreamHandle stream);
+  // Makes `stream` wait for the work recorded in this event, without blocking the host.
+  void waitOn(StreamHandle stream) const;
+  void synchronize() const;
+  // Milliseconds between `start` and this event; both recorded and complete. 0 without CUDA.
+  float millisecondsSince(const Event& start) const;
+
+ private:
+#if POLARPIPE_HAS_CUDA
+  cudaEvent_t event_ = nullptr;
+#endif
+};
+
+}  // namespace pp

@@ -1,0 +1,107 @@
+#include "pipeline/image.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#if POLARPIPE_HAS_CUDA
+#include "pipeline/cuda_check.hpp"
+#endif
+
+namespace pp {
+
+namespace {
+std::atomic<uint64_t> allocationCount{0};
+constexpr size_t kRowAlignment = 256;
+}  // namespace
+
+std::string toString(Format f) {
+  const char* depth = f.depth == Depth::u8 ? "u8" : f.depth == Depth::u16 ? "u16" : "f32";
+  return std::string(depth) + "x" + std::to_string(f.channels);
+}
+
+std::string toString(MemoryKind m) {
+  return m == MemoryKind::host ? "host" : m == MemoryKind::pinned ? "pinned" : "device";
+}
+
+size_t pitchFor(Format format, int width) {
+  size_t row = pixelBytes(format) * static_cast<size_t>(width);
+  return (row + kRowAlignment - 1) / kRowAlignment * kRowAlignment;
+}
+
+Image::Image(Format format, int width, int height, MemoryKind memory)
+    : format_(format), width_(width), height_(height), pitch_(pitchFor(format, width)), memory_(memory) {
+  if (width <= 0 || height <= 0) throw std::invalid_argument("image size must be positive, got " + std::to_string(width) + "x" + std::to_string(height));
+  void* p = nullptr;
+  size_t bytes = pitch_ * static_cast<size_t>(height);
+  switch (memory) {
+    case MemoryKind::host:
+      p = std::aligned_alloc(kRowAlignment, bytes);
+      if (!p) throw std::bad_alloc();
+      break;
+#if POLARPIPE_HAS_CUDA
+    case MemoryKind::pinned:
+      // Mapped so that an integrated GPU can read it in place.
+      PP_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+      break;
+    case MemoryKind::device:
+      PP_CUDA_CHECK(cudaMalloc(&p, bytes));
+      break;
+#else
+    default:
+      throw std::logic_error(toString(memory) + " memory needs a CUDA build");
+#endif
+  }
+  ++allocationCount;
+  data_ = std::unique_ptr<void, Free>(p, Free{memory});
+}
+
+void Image::Free::operator()(void* p) const {
+  if (!p) return;
+#if POLARPIPE_HAS_CUDA
+  if (memory == MemoryKind::pinned) {
+    cudaFreeHost(p);
+    return;
+  }
+  if (memory == MemoryKind::device) {
+    cudaFree(p);
+    return;
+  }
+#endif
+  std::free(p);
+}
+
+uint64_t imageAllocations() { return allocationCount.load(); }
+
+void copyImage(const Image& src, Image& dst, StreamHandle stream) {
+  if (src.format() != dst.format() || src.width() != dst.width() || src.height() != dst.height())
+    throw std::invalid_argument("copyImage: " + toString(src.format()) + " " + std::to_string(src.width()) + "x" +
+                                std::to_string(src.height()) + " into " + toString(dst.format()) + " " +
+                                std::to_string(dst.width()) + "x" + std::to_string(dst.height()));
+  size_t rowBytes = pixelBytes(src.format()) * static_cast<size_t>(src.width());
+  bool hostOnly = src.memory() != MemoryKind::device && dst.memory() != MemoryKind::device;
+  if (hostOnly) {
+#if POLARPIPE_HAS_CUDA
+    // Earlier device work on this stream may still be writing either buffer.
+    if (stream) PP_CUDA_CHECK(cudaStreamSynchronize(stream));
+#endif
+    for (int y = 0; y < src.height(); ++y)
+      std::memcpy(static_cast<char*>(dst.data()) + y * dst.pitch(), static_cast<const char*>(src.data()) + y * src.pitch(), rowBytes);
+    return;
+  }
+#if POLARPIPE_HAS_CUDA
+  PP_CUDA_CHECK(cudaMemcpy2DAsync(dst.data(), dst.pitch(), src.data(), src.pitch(), rowBytes, src.height(), cudaMemcpyDefault, stream));
+#endif
+}
+
+void fillBytes(Image& image, uint8_t value) {
+  if (image.memory() == MemoryKind::device) {
+#if POLARPIPE_HAS_CUDA
+    PP_CUDA_CHECK(cudaMemset(image.data(), value, image.bytes()));
+#endif
+    return;
+  }
+  std::memset(image.data(), value, image.bytes());
+}
+
+}  // namespace pp

@@ -1,0 +1,125 @@
+// The node contract. A node declares its ports once, in setup(), while the graph is built: inputs
+// by name (their specs are known then, upstream is set up first) and outputs with format and size.
+// Stages then do one frame's work in process(), enqueued on the stream they are given; sources
+// fill frames; sinks consume finished frames on the host.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pipeline/image.hpp"
+
+namespace pp {
+
+enum class Backend { cpu, cuda };
+inline const char* backendName(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
+
+enum class PortKind { image, detections };
+
+struct PortSpec {
+  PortKind kind = PortKind::image;
+  Format format{};
+  int width = 0, height = 0;
+  std::string text() const;  // "u8x1 2448x2048" or "detections"
+  static PortSpec image(Format f, int w, int h) { return {PortKind::image, f, w, h}; }
+  static PortSpec detections() { return {PortKind::detections, {}, 0, 0}; }
+};
+
+struct Box {
+  float x = 0, y = 0, w = 0, h = 0;
+  int neighbors = 0;
+  float depth = 0;  // 0: unknown
+};
+using Detections = std::vector<Box>;
+
+using Clock = std::chrono::steady_clock;
+
+struct FrameMeta {
+  std::string source;
+  uint64_t sequence = 0;        // per source, from 0
+  uint64_t cameraTimestampNs = 0;
+  Clock::time_point received{};  // host time the frame arrived
+  double exposureUs = 0, gain = 0;
+  bool incomplete = false;
+  uint64_t droppedBefore = 0;   // frames a live source dropped just before this one
+};
+
+class PortSetup {
+ public:
+  virtual ~PortSetup() = default;
+  virtual Backend backend() const = 0;
+  // The spec of a connected input, or nullptr (a required one then reports an error).
+  virtual const PortSpec* input(const std::string& name, bool required = true) = 0;
+  // Inputs of any name (sinks that write whatever they are given).
+  virtual std::vector<std::string> connectedInputs() const = 0;
+  // Reports an error unless the connected input has one of `allowed` image formats.
+  virtual const PortSpec* imageInput(const std::string& name, const std::vector<Format>& allowed, bool required = true) = 0;
+  virtual void output(const std::string& name, const PortSpec& spec) = 0;
+  // A configuration error about this node; the graph is not built.
+  virtual void fail(const std::string& message) = 0;
+  virtual std::string upstreamName(const std::string& input) const = 0;  // "cam.image"
+};
+
+class ProcessContext {
+ public:
+  virtual ~ProcessContext() = default;
+  virtual StreamHandle stream() const = 0;
+  virtual const FrameMeta& meta() const = 0;
+  virtual const Image& in(const std::string& port) const = 0;
+  virtual Image& out(const std::string& port) = 0;
+  virtual const Detections& detectionsIn(const std::string& port) const = 0;
+  virtual Detections& detectionsOut(const std::string& port) = 0;
+  virtual bool connected(const std::string& port) const = 0;
+};
+
+class Stage {
+ public:
+  virtual ~Stage() = default;
+  virtual bool hasCuda() const { return false; }
+  virtual void setup(PortSetup& ports) = 0;
+  // CUDA backends enqueue on ctx.stream() and never block the host; CPU backends do the work here.
+  virtual void process(ProcessContext& ctx) = 0;
+};
+
+// What a source fills: its declared output images (host or pinned) and the frame's metadata.
+class SourceFrame {
+ public:
+  virtual ~SourceFrame() = default;
+  virtual Image& out(const std::string& port) = 0;
+  virtual FrameMeta& meta() = 0;
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual void setup(PortSetup& ports) = 0;
+  // Live sources drop the oldest queued frame when the graph falls behind; file sources block.
+  virtual bool live() const = 0;
+  // Fills one frame; false at the end of the stream. Blocking waits honour `stopping`.
+  virtual bool read(SourceFrame& frame, const std::function<bool()>& stopping) = 0;
+};
+
+// A finished frame as a sink sees it: host-readable images.
+class SinkFrame {
+ public:
+  virtual ~SinkFrame() = default;
+  virtual const FrameMeta& meta() const = 0;
+  virtual const Image& in(const std::string& port) const = 0;
+  virtual const Detections& detectionsIn(const std::string& port) const = 0;
+};
+
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual void setup(PortSetup& ports) = 0;
+  virtual void consume(const SinkFrame& frame) = 0;
+  virtual void finish() {}  // flush and close; called once after the last frame
+  // Where this sink's output went, for the end-of-run summary ("out/frames/*.png").
+  virtual std::string destination() const { return ""; }
+};
+
+}  // namespace pp

@@ -1,0 +1,36 @@
+// compose: the view sent to the sinks. Tiles of any plane, colour-mapped (turbo for disparity
+// and depth, HSV for angles), laid out single, side by side or 2x2, with face boxes drawn.
+#pragma once
+#include <array>
+#include <vector>
+
+#include "pipeline/image.hpp"
+#include "pipeline/node.hpp"
+
+namespace pp::compose {
+
+enum class Colormap { none, gray, turbo, hsv };
+enum class Layout { single, side_by_side, grid2x2 };
+
+struct TileStyle {
+  Colormap colormap = Colormap::none;
+  double max = 0;  // value drawn at the top of the map; 0: the depth's full range (255, 65535, 1.0)
+};
+
+int tileCount(Layout layout);
+int columns(Layout layout);
+
+// Turbo (Mikhailov 2019, polynomial fit) and HSV hue of t in [0, 1], as RGB8.
+std::array<uint8_t, 3> turbo(double t);
+std::array<uint8_t, 3> hue(double t);
+
+// Draws `src` (1 channel any depth, or 3/4-channel u8) into the RGB8 view `dst` of the same size.
+void drawTile(const Image& src, const TileStyle& style, ImageView<uint8_t> dst);
+// Rectangle outlines, 2 px wide, clipped to the view; box coordinates in the view's pixels.
+void drawBoxes(ImageView<uint8_t> dst, const Detections& boxes, std::array<uint8_t, 3> colour = {0, 255, 0});
+
+// Lays out up to four tiles into `out` (RGB8, columns x rows tiles of the tiles' size).
+void composeCpu(const std::vector<const Image*>& tiles, const std::vector<TileStyle>& styles, Layout layout,
+                const Detections* boxes, Image& out);
+
+}  // namespace pp::compose

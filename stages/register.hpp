@@ -1,0 +1,9 @@
+#pragma once
+#include "pipeline/registry.hpp"
+
+namespace pp {
+// Every stage type in stages/.
+void registerStages(Registry& registry);
+// Stages plus the pipeline's sources and sinks: what the CLI and the tests build graphs from.
+void registerAllNodes(Registry& registry);
+}  // namespace pp

@@ -1,0 +1,30 @@
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "tools/cli/commands.hpp"
+
+#ifndef POLARPIPE_VERSION
+#define POLARPIPE_VERSION "unknown"
+#endif
+
+int main(int argc, char** argv) {
+  auto logger = spdlog::stderr_color_mt("polarpipe");
+  logger->set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+  spdlog::set_default_logger(logger);
+
+  CLI::App app{"polarpipe: real-time polarization vision - camera or files through a graph of CUDA stages to GStreamer sinks"};
+  app.set_version_flag("--version", std::string("polarpipe ") + POLARPIPE_VERSION);
+  app.require_subcommand(1);
+  int exitCode = 0;
+  pp::cli::addRunCommands(app, exitCode);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : pp::cli::kExitBadInput;
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return pp::cli::kExitFailed;
+  }
+  return exitCode;
+}

@@ -1,0 +1,142 @@
+// polarpipe run | validate | types
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+#include <unistd.h>
+
+#include "pipeline/graph.hpp"
+#include "stages/register.hpp"
+#include "tools/cli/commands.hpp"
+
+namespace pp::cli {
+
+namespace {
+
+std::atomic<int> signalsReceived{0};
+
+void onSignal(int) {
+  // The first signal asks for a clean stop; a second one exits at once.
+  if (signalsReceived.fetch_add(1) > 0) _exit(130);
+}
+
+struct RunOptions {
+  std::string config;
+  uint64_t frames = 0;
+  std::string backend;
+  std::vector<std::string> overrides;
+};
+
+void addGraphOptions(CLI::App& cmd, RunOptions& o) {
+  cmd.add_option("config", o.config, "pipeline YAML file")->required()->check(CLI::ExistingFile);
+  cmd.add_option("--backend", o.backend, "backend of every stage, overriding the config (auto takes CUDA when a device is present)")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  cmd.add_option("--set", o.overrides, "override a config key, checked like the file: --set stages.NAME.params.KEY=VALUE (repeatable)");
+}
+
+Registry& registry() {
+  static Registry r = [] {
+    Registry reg;
+    registerAllNodes(reg);
+    return reg;
+  }();
+  return r;
+}
+
+// Loads and builds; prints every error and returns nullptr when the config is wrong.
+std::unique_ptr<Graph> load(const RunOptions& o, PipelineSpec& spec, bool logSummaries) {
+  Diagnostics d(o.config);
+  spec = loadPipeline(o.config, o.overrides, d);
+  std::unique_ptr<Graph> graph;
+  if (d.empty()) graph = Graph::build(spec, registry(), d, {o.backend, o.frames, logSummaries});
+  if (!d.empty()) {
+    std::cerr << d.text();
+    std::cerr << d.size() << (d.size() == 1 ? " error" : " errors") << " in " << o.config << "\n";
+    return nullptr;
+  }
+  return graph;
+}
+
+int runPipeline(const RunOptions& o) {
+  PipelineSpec spec;
+  auto graph = load(o, spec, true);
+  if (!graph) return kExitBadInput;
+  spdlog::info("{} on {}", o.config, gpuDescription());
+  for (const auto& line : [&] {
+         std::vector<std::string> lines;
+         std::string text = graph->describe(), line;
+         for (char c : text)
+           if (c == '\n') lines.push_back(line), line.clear();
+           else line += c;
+         return lines;
+       }())
+    spdlog::info("  {}", line);
+
+  signalsReceived = 0;
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  std::atomic<bool> finished{false};
+  std::thread watcher([&] {
+    while (!finished) {
+      if (signalsReceived > 0) {
+        spdlog::info("stopping: finishing the frames in flight (signal again to quit at once)");
+        graph->stop();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  int code = 0;
+  try {
+    graph->run();
+  } catch (const PipelineError& e) {
+    spdlog::error("{}", e.what());
+    code = kExitFailed;
+  }
+  finished = true;
+  watcher.join();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  std::cerr << graph->metrics().table();
+  for (const auto& where : graph->destinations()) std::cout << "output " << where << "\n";
+  return code;
+}
+
+int validate(const RunOptions& o) {
+  PipelineSpec spec;
+  auto graph = load(o, spec, false);
+  if (!graph) return kExitBadInput;
+  std::cout << o.config << ": OK\n" << graph->describe();
+  return 0;
+}
+
+void printTypes() {
+  for (Role role : {Role::source, Role::stage, Role::sink}) {
+    std::cout << roleList(role) << ":\n";
+    for (const auto& [name, type] : registry().all(role)) {
+      std::cout << "  " << name << " - " << type.summary << "\n" << type.paramHelp();
+    }
+  }
+}
+
+}  // namespace
+
+void addRunCommands(CLI::App& app, int& exitCode) {
+  auto runOptions = std::make_shared<RunOptions>();
+  auto* run = app.add_subcommand("run", "run a pipeline until its sources end, --frames are done, or SIGINT/SIGTERM (which drains and flushes)");
+  addGraphOptions(*run, *runOptions);
+  run->add_option("--frames", runOptions->frames, "stop after this many frames have reached the sinks (0: no limit)");
+  run->callback([runOptions, &exitCode] { exitCode = runPipeline(*runOptions); });
+
+  auto validateOptions = std::make_shared<RunOptions>();
+  auto* check = app.add_subcommand("validate", "check a pipeline file (keys, types, ranges, files, wiring, formats) without running it");
+  addGraphOptions(*check, *validateOptions);
+  check->callback([validateOptions, &exitCode] { exitCode = validate(*validateOptions); });
+
+  app.add_subcommand("types", "list the source, stage and sink types with their parameters")->callback(printTypes);
+}
+
+}  // namespace pp::cli
