@@ -25,6 +25,10 @@ class Diagnostics {
 
   void error(const YAML::Mark& mark, const std::string& keyPath, const std::string& message);
   void error(const YAML::Node& at, const std::string& keyPath, const std::string& message);
+  // Where the place is not in the file ("--set stages.x.params.k=3").
+  void error(std::string location, std::string keyPath, std::string message) {
+    errors_.push_back({std::move(location), std::move(keyPath), std::move(message)});
+  }
 
   bool empty() const { return errors_.empty(); }
   size_t size() const { return errors_.size(); }

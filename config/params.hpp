@@ -15,8 +15,13 @@ struct ParamContext {
   Diagnostics& diagnostics;
   std::string keyPath;  // "stages.dof.params"
   std::string baseDir;  // relative paths resolve against the config file's folder
-  YAML::Node node;      // the params map (may be undefined): where node-level errors point
-  void error(const std::string& message) { diagnostics.error(node, keyPath, message); }
+  YAML::Node node;      // the params map (may be undefined)
+  YAML::Mark owner = YAML::Mark::null_mark();  // the node that has these params
+  // An error about the params as a whole: at the params map, else at the node that owns it.
+  void error(const std::string& message) {
+    bool located = node.IsDefined() && !node.Mark().is_null();
+    diagnostics.error(located ? node.Mark() : owner, keyPath, message);
+  }
 };
 
 // A file-system path; relative ones are resolved against ParamContext::baseDir.

@@ -31,9 +31,9 @@ std::vector<std::string> split(const std::string& text, char separator) {
 // "stages.dof.params.k=3": stages, sources and sinks are addressed by node name (or index).
 void applyOverride(YAML::Node root, const std::string& expression, Diagnostics& d) {
   auto eq = expression.find('=');
-  auto where = YAML::Mark::null_mark();
+  std::string where = "--set " + expression;
   if (eq == std::string::npos || eq == 0) {
-    d.error(where, "--set " + expression, "expected key.path=value");
+    d.error(where, "", "expected key.path=value");
     return;
   }
   std::string keyPath = expression.substr(0, eq);
@@ -42,7 +42,7 @@ void applyOverride(YAML::Node root, const std::string& expression, Diagnostics& 
   try {
     value = YAML::Load(expression.substr(eq + 1));
   } catch (const YAML::Exception& e) {
-    d.error(where, "--set " + expression, std::string("the value is not valid YAML: ") + e.msg);
+    d.error(where, keyPath, std::string("the value is not valid YAML: ") + e.msg);
     return;
   }
   std::string canonical;
@@ -52,7 +52,7 @@ void applyOverride(YAML::Node root, const std::string& expression, Diagnostics& 
     canonical += (i ? "." : "") + key;
     if (i + 1 == keys.size()) {
       if (!node.IsMap() && !node.IsNull()) {
-        d.error(where, "--set " + expression, "'" + canonical.substr(0, canonical.rfind('.')) + "' is not a map");
+        d.error(where, canonical, "'" + canonical.substr(0, canonical.rfind('.')) + "' is not a map");
         return;
       }
       d.addOverride(canonical, expression);
@@ -60,17 +60,18 @@ void applyOverride(YAML::Node root, const std::string& expression, Diagnostics& 
       return;
     }
     if (node.IsSequence()) {  // a node list: find the item by name or index
-      YAML::Node item;
+      size_t found = node.size();
       for (size_t n = 0; n < node.size(); ++n)
-        if ((node[n]["name"].IsScalar() && node[n]["name"].Scalar() == key) || std::to_string(n) == key) item = node[n];
-      if (!item.IsDefined()) {
-        d.error(where, "--set " + expression, "no node named '" + key + "' under '" + keys[i - 1] + "'");
+        if ((node[n]["name"].IsScalar() && node[n]["name"].Scalar() == key) || std::to_string(n) == key) found = n;
+      if (found == node.size()) {
+        d.error(where, canonical, "no node named '" + key + "' under '" + keys[i - 1] + "'");
         return;
       }
+      YAML::Node item = node[found];
       node.reset(item);
     } else {
       if (!node.IsMap() && !node.IsNull()) {
-        d.error(where, "--set " + expression, "'" + canonical.substr(0, canonical.rfind('.')) + "' is not a map");
+        d.error(where, canonical, "'" + canonical.substr(0, canonical.rfind('.')) + "' is not a map");
         return;
       }
       if (!node[key].IsDefined() || node[key].IsNull()) node[key] = YAML::Node(YAML::NodeType::Map);
@@ -148,7 +149,7 @@ void parseNodeList(const YAML::Node& list, Role role, PipelineSpec& spec, Diagno
         node.backend = backend.Scalar();
       }
     }
-    node.params = item["params"];
+    if (item["params"]) node.params = item["params"];
     if (role == Role::source && item["inputs"]) {
       d.error(item["inputs"], node.keyPath + ".inputs", "sources have no inputs");
     } else {

@@ -306,7 +306,6 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& spec, const Registry& re
   g->metricsPort = spec.metrics.port;
   g->metricsAddress = spec.metrics.address;
   g->summaryInterval = spec.metrics.intervalS;
-  size_t errorsBefore = d.size();
 
   // Create every node; its params are validated by its type's schema.
   for (const auto& ns : spec.nodes) {
@@ -322,7 +321,7 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& spec, const Registry& re
       }
       n.ok = false;
     } else {
-      ParamContext ctx{d, ns.keyPath + ".params", spec.baseDir, ns.params};
+      ParamContext ctx{d, ns.keyPath + ".params", spec.baseDir, ns.params, ns.mark};
       AnyNode created = type->create(ctx);
       std::visit(
           [&](auto& ptr) {
@@ -408,7 +407,7 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& spec, const Registry& re
     if (n.sink) n.sink->setup(setup);
     setup.checkUndeclared();
   }
-  if (d.size() != errorsBefore) return nullptr;
+  if (!d.empty()) return nullptr;
 
   g->allocate();
   return std::unique_ptr<Graph>(new Graph(std::move(g)));

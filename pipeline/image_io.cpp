@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -32,41 +33,66 @@ bool littleEndianHost() {
   return *reinterpret_cast<const uint8_t*>(&one) == 1;
 }
 
-// PFM: "Pf" (grey) or "PF" (RGB), width height, scale (negative: little endian), rows bottom-up.
-struct PfmHeader {
-  int channels = 1, width = 0, height = 0;
-  bool littleEndian = true;
+// The raw formats: PFM ("Pf" grey / "PF" RGB float, scale < 0 little endian, rows bottom-up) and
+// binary PGM/PPM ("P5" grey / "P6" RGB, maxval > 255 means 16-bit big-endian, rows top-down).
+struct RawHeader {
+  Format format;
+  int width = 0, height = 0;
+  bool littleEndian = false, bottomUp = false;
 };
 
-PfmHeader readPfmHeader(std::istream& in, const std::string& path) {
+// Skips whitespace and '#' comments between header fields, as netpbm allows.
+std::istream& field(std::istream& in) {
+  while (in && (std::isspace(in.peek()) || in.peek() == '#'))
+    if (in.get() == '#') in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  return in;
+}
+
+RawHeader readRawHeader(std::istream& in, const std::string& path) {
   std::string magic;
-  double scale = 0;
-  PfmHeader h;
-  if (!(in >> magic) || (magic != "Pf" && magic != "PF")) fail(path, "not a PFM file (magic must be Pf or PF)");
-  if (!(in >> h.width >> h.height >> scale) || h.width <= 0 || h.height <= 0 || scale == 0) fail(path, "malformed PFM header");
+  RawHeader h;
+  if (!(in >> magic)) fail(path, "empty file");
+  if (magic == "Pf" || magic == "PF") {
+    double scale = 0;
+    if (!(field(in) >> h.width) || !(field(in) >> h.height) || !(field(in) >> scale) || h.width <= 0 || h.height <= 0 || scale == 0)
+      fail(path, "malformed PFM header");
+    h.format = {Depth::f32, magic == "PF" ? 3 : 1};
+    h.littleEndian = scale < 0;
+    h.bottomUp = true;
+  } else if (magic == "P5" || magic == "P6") {
+    int maxval = 0;
+    if (!(field(in) >> h.width) || !(field(in) >> h.height) || !(field(in) >> maxval) || h.width <= 0 || h.height <= 0 || maxval <= 0 || maxval > 65535)
+      fail(path, "malformed PGM/PPM header");
+    h.format = {maxval > 255 ? Depth::u16 : Depth::u8, magic == "P6" ? 3 : 1};
+  } else {
+    fail(path, "not a binary PGM/PPM (P5/P6) or PFM (Pf/PF) file");
+  }
   in.get();  // the single whitespace before the samples
-  h.channels = magic == "PF" ? 3 : 1;
-  h.littleEndian = scale < 0;
   return h;
 }
 
-void readPfmInto(const std::string& path, Image* dst, ImageFileInfo* info) {
+void readRawInto(const std::string& path, Image* dst, ImageFileInfo* info) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
-  PfmHeader h = readPfmHeader(in, path);
-  if (info) *info = {{Depth::f32, h.channels}, h.width, h.height};
+  RawHeader h = readRawHeader(in, path);
+  if (info) *info = {h.format, h.width, h.height};
   if (!dst) return;
-  if (dst->format() != Format{Depth::f32, h.channels} || dst->width() != h.width || dst->height() != h.height)
-    fail(path, "is " + std::to_string(h.width) + "x" + std::to_string(h.height) + " f32x" + std::to_string(h.channels) +
-                   ", expected " + std::to_string(dst->width()) + "x" + std::to_string(dst->height()) + " " + toString(dst->format()));
-  size_t rowBytes = sizeof(float) * h.channels * h.width;
-  for (int y = h.height - 1; y >= 0; --y) {
+  if (dst->format() != h.format || dst->width() != h.width || dst->height() != h.height)
+    fail(path, "is " + std::to_string(h.width) + "x" + std::to_string(h.height) + " " + toString(h.format) + ", expected " +
+                   std::to_string(dst->width()) + "x" + std::to_string(dst->height()) + " " + toString(dst->format()));
+  size_t sample = depthBytes(h.format.depth);
+  size_t rowBytes = pixelBytes(h.format) * h.width;
+  bool swap = sample > 1 && h.littleEndian != littleEndianHost();
+  for (int i = 0; i < h.height; ++i) {
+    int y = h.bottomUp ? h.height - 1 - i : i;
     char* row = static_cast<char*>(dst->data()) + y * dst->pitch();
-    if (!in.read(row, static_cast<std::streamsize>(rowBytes))) fail(path, "truncated PFM data at row " + std::to_string(h.height - 1 - y));
-    if (h.littleEndian != littleEndianHost())
-      for (size_t i = 0; i < rowBytes; i += 4) std::reverse(row + i, row + i + 4);
+    if (!in.read(row, static_cast<std::streamsize>(rowBytes))) fail(path, "truncated data at row " + std::to_string(i) + " of " + std::to_string(h.height));
+    if (swap)
+      for (size_t k = 0; k < rowBytes; k += sample) std::reverse(row + k, row + k + sample);
   }
 }
+
+bool isRawFormat(const std::string& ext) { return ext == "pfm" || ext == "pgm" || ext == "ppm"; }
 
 void writePfm(const std::string& path, const Image& image) {
   if (image.format().depth != Depth::f32 || (image.format().channels != 1 && image.format().channels != 3))
@@ -121,9 +147,9 @@ int keptChannels(int found) { return found == 2 ? 1 : found; }
 }  // namespace
 
 ImageFileInfo probeImage(const std::string& path) {
-  if (lowerExtension(path) == "pfm") {
+  if (isRawFormat(lowerExtension(path))) {
     ImageFileInfo info;
-    readPfmInto(path, nullptr, &info);
+    readRawInto(path, nullptr, &info);
     return info;
   }
   int w = 0, h = 0, c = 0;
@@ -134,8 +160,8 @@ ImageFileInfo probeImage(const std::string& path) {
 
 void readImageInto(const std::string& path, Image& dst) {
   if (dst.memory() == MemoryKind::device) throw std::logic_error("readImageInto needs a host or pinned image");
-  if (lowerExtension(path) == "pfm") {
-    readPfmInto(path, &dst, nullptr);
+  if (isRawFormat(lowerExtension(path))) {
+    readRawInto(path, &dst, nullptr);
     return;
   }
   ImageFileInfo info = probeImage(path);

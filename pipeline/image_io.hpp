@@ -1,5 +1,6 @@
-// Reading and writing image files. PNG, JPEG and PGM/PPM are decoded by stb_image and PNG is
-// written by libpng; PFM (float) and PGM (raw mosaics) are plain headers over raw samples.
+// Reading and writing image files. PNG and JPEG are decoded by stb_image and PNG is written by
+// libpng; PFM (float) and binary PGM/PPM (raw mosaics, 16-bit big-endian) are plain headers over
+// raw samples and handled here.
 #pragma once
 #include <string>
 

@@ -156,12 +156,19 @@ struct MetricsServer::Impl {
 };
 
 MetricsServer::MetricsServer(const Metrics& metrics, const std::string& address, int port) : impl_(std::make_unique<Impl>()) {
+  // httplib's default adds SO_REUSEPORT, which lets a second process share the port silently.
+  impl_->server.set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   impl_->server.Get("/metrics", [&metrics](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics.prometheus(), "text/plain; version=0.0.4");
   });
   port_ = port == 0 ? impl_->server.bind_to_any_port(address) : (impl_->server.bind_to_port(address, port) ? port : -1);
   if (port_ < 0) throw std::runtime_error("metrics: cannot listen on " + address + ":" + std::to_string(port) + " (in use, or not an address of this machine)");
   impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
+  // stop() before the loop runs would be lost and the destructor would wait forever.
+  while (!impl_->server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 MetricsServer::~MetricsServer() {

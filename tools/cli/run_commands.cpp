@@ -31,10 +31,11 @@ struct RunOptions {
 };
 
 void addGraphOptions(CLI::App& cmd, RunOptions& o) {
-  cmd.add_option("config", o.config, "pipeline YAML file")->required()->check(CLI::ExistingFile);
+  cmd.add_option("CONFIG", o.config, "pipeline YAML file")->required()->check(CLI::ExistingFile);
   cmd.add_option("--backend", o.backend, "backend of every stage, overriding the config (auto takes CUDA when a device is present)")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  cmd.add_option("--set", o.overrides, "override a config key, checked like the file: --set stages.NAME.params.KEY=VALUE (repeatable)");
+  cmd.add_option("--set", o.overrides, "override a config key, checked like the file: --set stages.NAME.params.KEY=VALUE (repeatable)")
+      ->allow_extra_args(false);
 }
 
 Registry& registry() {
@@ -51,7 +52,8 @@ std::unique_ptr<Graph> load(const RunOptions& o, PipelineSpec& spec, bool logSum
   Diagnostics d(o.config);
   spec = loadPipeline(o.config, o.overrides, d);
   std::unique_ptr<Graph> graph;
-  if (d.empty()) graph = Graph::build(spec, registry(), d, {o.backend, o.frames, logSummaries});
+  // Built even after structural errors, so that type, params and wiring errors come in the same report.
+  graph = Graph::build(spec, registry(), d, {o.backend, o.frames, logSummaries});
   if (!d.empty()) {
     std::cerr << d.text();
     std::cerr << d.size() << (d.size() == 1 ? " error" : " errors") << " in " << o.config << "\n";

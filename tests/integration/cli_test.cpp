@@ -1,0 +1,125 @@
+// The polarpipe binary as a user runs it: validate, run, and SIGINT draining cleanly.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "pipeline/image_io.hpp"
+#include "tests/support.hpp"
+
+namespace pp {
+namespace {
+
+struct Child {
+  pid_t pid = -1;
+  std::string out, err;  // files holding stdout and stderr
+};
+
+Child spawn(const std::vector<std::string>& args, const test::TempDir& dir) {
+  Child c{-1, dir / "stdout.txt", dir / "stderr.txt"};
+  c.pid = fork();
+  if (c.pid == 0) {
+    int o = open(c.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(c.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(o, 1);
+    dup2(e, 2);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return c;
+}
+
+// The exit code, or -1 if it did not exit within the timeout (then it is killed).
+int waitFor(const Child& c, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(c.pid, &status, WNOHANG) == c.pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(c.pid, SIGKILL);
+  waitpid(c.pid, &status, 0);
+  return -1;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string binary() { return (test::binaryDir() / "bin/polarpipe").string(); }
+
+std::string writeConfig(const test::TempDir& dir, double fps) {
+  writeImage(dir / "a.png", test::randomImage({Depth::u8, 1}, 64, 48));
+  writeImage(dir / "b.png", test::randomImage({Depth::u8, 1}, 64, 48));
+  std::string path = dir / "p.yaml";
+  std::ofstream(path) << "sources:\n  - {name: cam, type: images, params: {path: '*.png', loop: true, fps: " << fps
+                      << "}}\nstages:\n  - {name: view, type: compose, inputs: {a: cam.image}, params: {colormaps: [turbo]}}\n"
+                      << "sinks:\n  - {name: out, type: image_writer, inputs: {v: view.image}, params: {dir: frames}}\n";
+  return path;
+}
+
+size_t filesIn(const std::filesystem::path& dir) {
+  if (!std::filesystem::exists(dir)) return 0;
+  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator{}));
+}
+
+TEST(Cli, SigintStopsTheSourcesDrainsAndFlushes) {
+  test::TempDir dir;
+  std::string config = writeConfig(dir, 50);
+  Child c = spawn({binary(), "run", config}, dir);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (filesIn(dir.path() / "frames") < 5 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_GE(filesIn(dir.path() / "frames"), 5u) << slurp(c.err);
+  kill(c.pid, SIGINT);
+  int code = waitFor(c, std::chrono::seconds(10));
+  std::string err = slurp(c.err), out = slurp(c.out);
+  EXPECT_EQ(code, 0) << err;
+  EXPECT_NE(err.find("stopping"), std::string::npos) << err;
+  EXPECT_NE(err.find("latency mean"), std::string::npos) << "the metrics table is printed at exit:\n" << err;
+  size_t files = filesIn(dir.path() / "frames");
+  EXPECT_NE(out.find("(" + std::to_string(files) + " frames)"), std::string::npos) << "every frame that finished was written: " << files << "\n" << out;
+}
+
+TEST(Cli, RunsAFixedNumberOfFramesAndSaysWhereTheOutputWent) {
+  test::TempDir dir;
+  std::string config = writeConfig(dir, 0);
+  Child c = spawn({binary(), "run", config, "--frames", "6", "--backend", "cpu"}, dir);
+  EXPECT_EQ(waitFor(c, std::chrono::seconds(30)), 0) << slurp(c.err);
+  EXPECT_EQ(filesIn(dir.path() / "frames"), 6u);
+  EXPECT_NE(slurp(c.out).find("output out: " + (dir.path() / "frames").string()), std::string::npos) << slurp(c.out);
+}
+
+TEST(Cli, ValidateReportsEveryErrorWithItsLineAndExitsNonZero) {
+  test::TempDir dir;
+  std::string path = dir / "bad.yaml";
+  std::ofstream(path) << "pipeline:\n  frames_in_flight: 0\nsources:\n  - {name: cam, type: imgs}\n";
+  Child c = spawn({binary(), "validate", path}, dir);
+  EXPECT_EQ(waitFor(c, std::chrono::seconds(10)), 2);
+  std::string err = slurp(c.err);
+  EXPECT_NE(err.find(path + ":2:21: pipeline.frames_in_flight: expected an integer in [1, 16], got '0'"), std::string::npos) << err;
+  EXPECT_NE(err.find(path + ":4:23: sources.cam.type: unknown source type 'imgs'"), std::string::npos) << err;
+  EXPECT_NE(err.find("2 errors"), std::string::npos) << err;
+}
+
+TEST(Cli, HelpAndVersionTellTheTruth) {
+  test::TempDir dir;
+  Child v = spawn({binary(), "--version"}, dir);
+  EXPECT_EQ(waitFor(v, std::chrono::seconds(10)), 0);
+  EXPECT_NE(slurp(v.out).find("polarpipe "), std::string::npos);
+  Child h = spawn({binary(), "run", "--help"}, dir);
+  EXPECT_EQ(waitFor(h, std::chrono::seconds(10)), 0);
+  std::string help = slurp(h.out);
+  for (const char* option : {"--frames", "--backend", "--set", "CONFIG"}) EXPECT_NE(help.find(option), std::string::npos) << option << "\n" << help;
+}
+
+}  // namespace
+}  // namespace pp

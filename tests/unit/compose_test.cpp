@@ -1,0 +1,74 @@
+#include "stages/compose/compose.hpp"
+
+#include "pipeline/transfer.hpp"
+#include "tests/support.hpp"
+
+namespace pp::compose {
+namespace {
+
+TEST(Compose, GridPlacesEachTileAndMapsValues) {
+  std::vector<Image> tiles;
+  for (int i = 0; i < 4; ++i) {
+    tiles.emplace_back(Format{Depth::u8, 1}, 5, 3, MemoryKind::host);
+    fillBytes(tiles.back(), static_cast<uint8_t>(i * 80));
+  }
+  Image out(Format{Depth::u8, 3}, 10, 6, MemoryKind::host);
+  fillBytes(out, 7);  // poison: every pixel must be written
+  composeCpu({&tiles[0], &tiles[1], &tiles[2], &tiles[3]}, {{}, {}, {Colormap::turbo, 0}, {}}, Layout::grid2x2, nullptr, out);
+  auto v = out.view<uint8_t>();
+  EXPECT_EQ(v.at(0, 0, 0), 0);       // a: grey 0
+  EXPECT_EQ(v.at(9, 0, 1), 80);      // b: grey 80, top right
+  auto t = turbo(160 / 255.0);
+  EXPECT_EQ(v.at(0, 5, 0), t[0]);    // c: turbo, bottom left
+  EXPECT_EQ(v.at(9, 5, 2), 240);     // d: grey 240
+  for (int y = 0; y < 6; ++y)
+    for (int x = 0; x < 10; ++x) EXPECT_FALSE(v.at(x, y, 0) == 7 && v.at(x, y, 1) == 7 && v.at(x, y, 2) == 7) << x << "," << y;
+}
+
+TEST(Compose, SixteenBitAndFloatPlanesScaleByMax) {
+  Image disparity(Format{Depth::u16, 1}, 2, 1, MemoryKind::host);
+  disparity.view<uint16_t>().at(0, 0) = 1000;
+  disparity.view<uint16_t>().at(1, 0) = 4000;
+  Image out(Format{Depth::u8, 3}, 2, 1, MemoryKind::host);
+  drawTile(disparity, {Colormap::gray, 2000}, out.view<uint8_t>());
+  EXPECT_EQ(out.view<uint8_t>().at(0, 0), 128);
+  EXPECT_EQ(out.view<uint8_t>().at(1, 0), 255);  // clamped
+  Image depth(Format{Depth::f32, 1}, 1, 1, MemoryKind::host);
+  depth.view<float>().at(0, 0) = std::numeric_limits<float>::infinity();
+  drawTile(depth, {Colormap::gray, 0}, out.view<uint8_t>());
+  EXPECT_EQ(out.view<uint8_t>().at(0, 0), 0) << "invalid (infinite) values show black";
+}
+
+TEST(Compose, ColourMapsCoverTheirRange) {
+  EXPECT_EQ(hue(0.0), (std::array<uint8_t, 3>{255, 0, 0}));
+  EXPECT_EQ(hue(1.0 / 3), (std::array<uint8_t, 3>{0, 255, 0}));
+  auto lo = turbo(0.1), hi = turbo(0.9);
+  EXPECT_GT(lo[2], lo[0]) << "turbo starts blue";
+  EXPECT_GT(hi[0], hi[2]) << "turbo ends red";
+}
+
+TEST(Compose, BoxesAreDrawnAndClipped) {
+  Image out(Format{Depth::u8, 3}, 20, 20, MemoryKind::host);
+  fillBytes(out, 0);
+  drawBoxes(out.view<uint8_t>(), {{5, 5, 10, 10, 3, 0}, {15, 15, 10, 10, 1, 0}});
+  auto v = out.view<uint8_t>();
+  EXPECT_EQ(v.at(5, 5, 1), 255);
+  EXPECT_EQ(v.at(14, 14, 1), 255);
+  EXPECT_EQ(v.at(10, 10, 1), 0) << "inside stays";
+  EXPECT_EQ(v.at(19, 15, 1), 255) << "the second box is clipped, not skipped";
+}
+
+TEST(Transfer, IntegratedGpusReadPinnedMemoryInPlaceDiscreteOnesCopy) {
+  EXPECT_TRUE(readableInPlace(MemoryKind::pinned, Backend::cuda, true));
+  EXPECT_FALSE(readableInPlace(MemoryKind::pinned, Backend::cuda, false));
+  EXPECT_FALSE(readableInPlace(MemoryKind::host, Backend::cuda, true));
+  EXPECT_TRUE(readableInPlace(MemoryKind::device, Backend::cuda, false));
+  EXPECT_FALSE(readableInPlace(MemoryKind::device, Backend::cpu, true));
+  EXPECT_TRUE(readableInPlace(MemoryKind::pinned, Backend::cpu, false));
+  EXPECT_EQ(outputMemory(Backend::cuda, true), MemoryKind::device);
+  EXPECT_EQ(outputMemory(Backend::cpu, true), MemoryKind::pinned);
+  EXPECT_EQ(outputMemory(Backend::cpu, false), MemoryKind::host);
+}
+
+}  // namespace
+}  // namespace pp::compose
