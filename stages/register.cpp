@@ -5,8 +5,14 @@ namespace pp {
 namespace compose {
 void registerComposeStage(Registry& registry);
 }
+namespace demosaic {
+void registerDemosaicStage(Registry& registry);
+}
 
-void registerStages(Registry& registry) { compose::registerComposeStage(registry); }
+void registerStages(Registry& registry) {
+  compose::registerComposeStage(registry);
+  demosaic::registerDemosaicStage(registry);
+}
 
 void registerAllNodes(Registry& registry) {
   registerPipelineNodes(registry);

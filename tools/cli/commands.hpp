@@ -8,6 +8,7 @@ namespace pp::cli {
 constexpr int kExitFailed = 1;
 constexpr int kExitBadInput = 2;
 
-void addRunCommands(CLI::App& app, int& exitCode);  // run, validate, types
+void addRunCommands(CLI::App& app, int& exitCode);       // run, validate, types
+void addDemosaicCommands(CLI::App& app, int& exitCode);  // synth, demosaic
 
 }  // namespace pp::cli

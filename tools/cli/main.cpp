@@ -17,11 +17,15 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exitCode = 0;
   pp::cli::addRunCommands(app, exitCode);
+  pp::cli::addDemosaicCommands(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : pp::cli::kExitBadInput;
+  } catch (const std::invalid_argument& e) {  // bad input: a file, a value
+    spdlog::error("{}", e.what());
+    return pp::cli::kExitBadInput;
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return pp::cli::kExitFailed;

@@ -1,0 +1,132 @@
+// Polarization arithmetic shared by the CPU reference and the CUDA kernels, so both compute the
+// same function: the sensor layout, Malvar-He-Cutler coefficients, Stokes and the HSV visual.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "pipeline/image_view.hpp"
+
+namespace pp::polar {
+
+constexpr float kPi = 3.14159265358979f;
+
+enum class Mosaic : uint8_t { mono, rggb };  // polar_mono | polar_rggb
+enum class RawFormat : uint8_t { mono8, mono12, mono12p, mono16 };
+enum Colour : uint8_t { R = 0, G = 1, B = 2 };
+
+// Which angle (index into kAngles order 0, 45, 90, 135) sits at each position of the 2x2 block,
+// and which colour at each position of the 2x2 grid of blocks (colour sensors).
+struct Layout {
+  uint8_t angleAt[4] = {2, 1, 3, 0};    // IMX250MZR: row 0 = 90, 45; row 1 = 135, 0
+  uint8_t colourAt[4] = {R, G, G, B};   // RGGB blocks
+  PP_HD int angle(int x, int y) const { return angleAt[(y & 1) * 2 + (x & 1)]; }
+  PP_HD int colour(int bx, int by) const { return colourAt[(by & 1) * 2 + (bx & 1)]; }
+  // Offset of angle k inside its 2x2 block.
+  PP_HD void offsetOf(int k, int& ox, int& oy) const {
+    for (int i = 0; i < 4; ++i)
+      if (angleAt[i] == k) ox = i & 1, oy = i >> 1;
+  }
+};
+
+constexpr int kAngles[4] = {0, 45, 90, 135};
+
+struct Settings {
+  Mosaic mosaic = Mosaic::rggb;
+  RawFormat format = RawFormat::mono8;
+  Layout layout;
+  bool fullResolution = false;  // mono only
+};
+
+// The planes one pass can produce; empty views are skipped.
+template <class T> struct Planes {
+  ImageView<T> angle[4];          // 0, 45, 90, 135: u8/u16, 1 or 3 channels
+  ImageView<T> s0;                // S0 / 2 (the mean of the four angles) in the input's range
+  ImageView<float> s1, s2;        // 1 or 3 channels
+  ImageView<float> dolp, aolp;    // 1 channel (colour: from the luminance Stokes)
+  ImageView<uint8_t> aolpVisual;  // RGB8
+};
+
+PP_HD int maxValue(RawFormat f) { return f == RawFormat::mono8 ? 255 : f == RawFormat::mono16 ? 65535 : 4095; }
+
+// Reflect-101 (…2 1 | 0 1 2 … n-2 n-1 | n-2 …): keeps the Bayer phase at the border.
+PP_HD int reflect101(int i, int n) {
+  if (i < 0) i = -i;
+  if (i >= n) i = 2 * (n - 1) - i;
+  return i;
+}
+
+// Malvar-He-Cutler 5x5 kernels, coefficients x16 (the paper's /8 with its halves made whole):
+// G at a red or blue site; red/blue at a green site whose row (H) or column (V) holds that
+// colour; red at blue and blue at red (D). Indexed [dy + 2][dx + 2].
+constexpr int kMhcG[5][5] = {{0, 0, -2, 0, 0}, {0, 0, 4, 0, 0}, {-2, 4, 8, 4, -2}, {0, 0, 4, 0, 0}, {0, 0, -2, 0, 0}};
+constexpr int kMhcH[5][5] = {{0, 0, 1, 0, 0}, {0, -2, 0, -2, 0}, {-2, 8, 10, 8, -2}, {0, -2, 0, -2, 0}, {0, 0, 1, 0, 0}};
+constexpr int kMhcV[5][5] = {{0, 0, -2, 0, 0}, {0, -2, 8, -2, 0}, {1, 0, 10, 0, 1}, {0, -2, 8, -2, 0}, {0, 0, -2, 0, 0}};
+constexpr int kMhcD[5][5] = {{0, 0, -3, 0, 0}, {0, 4, 0, 4, 0}, {-3, 0, 12, 0, -3}, {0, 4, 0, 4, 0}, {0, 0, -3, 0, 0}};
+
+// Rounds a x16 kernel sum and clamps to the sample range.
+PP_HD int mhcResult(int sum16, int maxv) {
+  int v = (sum16 + 8) >> 4;
+  return v < 0 ? 0 : v > maxv ? maxv : v;
+}
+
+// BT.601 luma weight of channel c, for the luminance Stokes of colour sensors.
+PP_HD float lumaWeight(int c) { return c == 0 ? 0.299f : c == 1 ? 0.587f : 0.114f; }
+
+struct Stokes {
+  float s0, s1, s2;
+};
+
+PP_HD Stokes stokes(float i0, float i45, float i90, float i135) { return {(i0 + i45 + i90 + i135) * 0.5f, i0 - i90, i45 - i135}; }
+
+// sqrt(S1^2 + S2^2) / S0, 0 where S0 is 0, at most 1 (noise can push it above).
+PP_HD float dolp(Stokes s) {
+  if (s.s0 <= 0.f) return 0.f;
+  float d = sqrtf(s.s1 * s.s1 + s.s2 * s.s2) / s.s0;
+  return d > 1.f ? 1.f : d;
+}
+
+// 1/2 atan2(S2, S1) in [0, pi).
+PP_HD float aolp(Stokes s) {
+  float a = 0.5f * atan2f(s.s2, s.s1);
+  if (a < 0.f) a += kPi;
+  return a >= kPi ? 0.f : a;
+}
+
+PP_HD uint8_t unitToByte(float v) {
+  v = v < 0.f ? 0.f : v > 1.f ? 1.f : v;
+  return static_cast<uint8_t>(v * 255.f + 0.5f);
+}
+
+// HSV with hue = AoLP / pi, saturation = DoLP, value = S0 / 2 over the sample range.
+PP_HD void aolpVisual(float aolpRad, float dolpValue, float value, uint8_t rgb[3]) {
+  float h = aolpRad / kPi * 6.f;
+  int sector = static_cast<int>(h);
+  float f = h - static_cast<float>(sector);
+  float s = dolpValue, v = value < 0.f ? 0.f : value > 1.f ? 1.f : value;
+  float p = v * (1.f - s), q = v * (1.f - s * f), t = v * (1.f - s * (1.f - f));
+  float r, g, b;
+  switch (sector % 6) {
+    case 0: r = v, g = t, b = p; break;
+    case 1: r = q, g = v, b = p; break;
+    case 2: r = p, g = v, b = t; break;
+    case 3: r = p, g = q, b = v; break;
+    case 4: r = t, g = p, b = v; break;
+    default: r = v, g = p, b = q; break;
+  }
+  rgb[0] = unitToByte(r), rgb[1] = unitToByte(g), rgb[2] = unitToByte(b);
+}
+
+// One raw sample, whatever the packing. Mono12p: two pixels in three bytes, LSB first (GenICam).
+PP_HD int rawSample(const ImageView<const uint8_t>& raw, RawFormat format, int x, int y) {
+  const uint8_t* row = raw.row(y);
+  switch (format) {
+    case RawFormat::mono8: return row[x];
+    case RawFormat::mono12p: {
+      const uint8_t* p = row + (x >> 1) * 3;
+      return (x & 1) ? (p[1] >> 4) | (p[2] << 4) : p[0] | ((p[1] & 0x0F) << 8);
+    }
+    default: return reinterpret_cast<const uint16_t*>(row)[x];
+  }
+}
+
+}  // namespace pp::polar

@@ -1,0 +1,53 @@
+// demosaic: polarization demosaic for mono (IMX250MZR) and colour (IMX250MYR) sensors.
+// Colour: each angle's sub-image (one pixel of every 2x2 block) is an RGGB Bayer image at half
+// resolution, demosaiced with Malvar-He-Cutler. Mono: half-resolution super-pixels, or full
+// resolution with each angle interpolated bilinearly. Then Stokes, DoLP, AoLP and the HSV visual.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cuda/polar_math.hpp"  // Settings and Planes: the parameters of both backends
+#include "pipeline/gpu.hpp"
+#include "pipeline/image.hpp"
+
+namespace pp::demosaic {
+
+using polar::Mosaic;
+using polar::Planes;
+using polar::RawFormat;
+using polar::Settings;
+
+// Output names as the config and the CLI know them.
+const std::vector<std::string>& outputNames();  // angles s0 s1 s2 dolp aolp aolp_visual
+const char* angleName(int k);                   // "angle_0" ...
+
+// Size of the outputs for a raw frame, or an error message about the raw size ("" when fine).
+std::string checkRawSize(const Settings& s, int rawWidth, int rawHeight, int& outWidth, int& outHeight);
+// Width in pixels of a raw plane of `planeWidth` samples (Mono12p packs 2 pixels in 3 bytes).
+int rawPixelWidth(RawFormat format, int planeWidth);
+
+// The raw frame seen as bytes: u8 planes (mono8, mono12p) or u16 planes (mono12, mono16).
+ImageView<const uint8_t> rawBytes(const Image& raw, RawFormat format);
+
+// CPU reference: plain and obviously right.
+template <class T> void demosaicCpu(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, const Planes<T>& out);
+
+// CUDA: one fused pass over the raw frame (device or mapped memory) on `stream`.
+template <class T> void demosaicCuda(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, const Planes<T>& out, StreamHandle stream);
+
+}  // namespace pp::demosaic
+
+namespace pp::demosaic {
+
+// The planes a list of output names ("angles", "s0", ...) produces, in order, with formats.
+struct PlaneSpec {
+  std::string name;  // angle_0 ... angle_135, s0, s1, s2, dolp, aolp, aolp_visual
+  Format format;
+};
+std::vector<PlaneSpec> planesFor(const Settings& s, const std::vector<std::string>& outputs);
+
+// Runs one backend on named output images (device images for cuda, host or pinned for cpu).
+void run(const Settings& s, const Image& raw, const std::map<std::string, Image*>& outputs, bool cuda, StreamHandle stream);
+
+}  // namespace pp::demosaic

@@ -1,0 +1,74 @@
+// tools/bench cases demosaic/*: the fused pass on a raw frame of --size, one frame at a time and
+// 32 back to back; bytes moved = the raw frame read once + every requested plane written once.
+#include <random>
+
+#include "stages/demosaic/demosaic.hpp"
+#include "tools/benchmark/bench.hpp"
+
+#if POLARPIPE_HAS_CUDA
+#include "pipeline/cuda_check.hpp"
+#endif
+
+namespace pp::demosaic {
+namespace {
+
+class DemosaicRun : public bench::Run {
+ public:
+  DemosaicRun(Mosaic mosaic, std::vector<std::string> outputs, bench::Size size, int sets, bool cuda) : cuda_(cuda) {
+    s_.mosaic = mosaic;
+    int w = size.width / 4 * 4, h = size.height / 4 * 4;
+    MemoryKind memory = cuda ? MemoryKind::device : MemoryKind::host;
+    std::mt19937 rng(7);
+    Image host(Format{Depth::u8, 1}, w, h, MemoryKind::host);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) host.view<uint8_t>().at(x, y) = static_cast<uint8_t>(rng());
+    bytes_ = static_cast<double>(w) * h;
+    for (int i = 0; i < sets; ++i) {
+      raws_.emplace_back(host.format(), w, h, memory);
+      copyImage(host, raws_.back(), nullptr);
+      outputs_.emplace_back();
+      for (const auto& p : planesFor(s_, outputs)) {
+        Image& img = outputs_.back().emplace(p.name, Image(p.format, w / 2, h / 2, memory)).first->second;
+        if (i == 0) bytes_ += static_cast<double>(pixelBytes(p.format)) * img.width() * img.height();
+      }
+    }
+    pixels_ = static_cast<double>(w) * h;
+#if POLARPIPE_HAS_CUDA
+    if (cuda) PP_CUDA_CHECK(cudaDeviceSynchronize());
+#endif
+  }
+  void iterate(int index, StreamHandle stream) override {
+    std::map<std::string, Image*> out;
+    for (auto& [name, img] : outputs_[static_cast<size_t>(index)]) out[name] = &img;
+    run(s_, raws_[static_cast<size_t>(index)], out, cuda_, stream);
+  }
+  double bytesMoved() const override { return bytes_; }
+  double pixels() const override { return pixels_; }
+
+ private:
+  Settings s_;
+  bool cuda_;
+  std::vector<Image> raws_;
+  std::vector<std::map<std::string, Image>> outputs_;
+  double bytes_ = 0, pixels_ = 0;
+};
+
+void add(const std::string& name, Mosaic mosaic, std::vector<std::string> outputs, const std::string& summary) {
+  bench::registry().push_back({"demosaic/" + name, summary, true, [=](bench::Size size, int sets) {
+                                 return std::make_unique<DemosaicRun>(mosaic, outputs, size, sets, true);
+                               }});
+  bench::registry().push_back({"demosaic/" + name + "/cpu", summary + " (CPU reference)", false, [=](bench::Size size, int) {
+                                 return std::make_unique<DemosaicRun>(mosaic, outputs, size, 1, false);
+                               }});
+}
+
+[[maybe_unused]] const bool registered = [] {
+  add("rggb8-angles", Mosaic::rggb, {"angles"}, "8-bit colour raw: four MHC-demosaiced RGB angle images");
+  add("rggb8-s0-dolp-aolp", Mosaic::rggb, {"s0", "dolp", "aolp"}, "8-bit colour raw: S0, DoLP, AoLP");
+  add("rggb8-all", Mosaic::rggb, {"angles", "s0", "s1", "s2", "dolp", "aolp", "aolp_visual"}, "8-bit colour raw: every output");
+  add("mono8-angles", Mosaic::mono, {"angles"}, "8-bit mono raw: four angle images (super-pixel)");
+  return true;
+}();
+
+}  // namespace
+}  // namespace pp::demosaic

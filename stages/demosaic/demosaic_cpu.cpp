@@ -1,0 +1,145 @@
+// The reference: separate each angle's sub-image, demosaic it, then compute Stokes per pixel.
+#include <vector>
+
+#include "stages/demosaic/demosaic.hpp"
+
+namespace pp::demosaic {
+
+using namespace polar;
+
+namespace {
+
+// One angle's samples at half resolution: sub(x, y) = raw(2x + ox, 2y + oy).
+struct SubImage {
+  int width, height;
+  std::vector<int> v;
+  int at(int x, int y) const { return v[static_cast<size_t>(reflect101(y, height)) * width + reflect101(x, width)]; }
+};
+
+SubImage extract(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, int k) {
+  int ox = 0, oy = 0;
+  s.layout.offsetOf(k, ox, oy);
+  SubImage sub{rawWidth / 2, raw.height / 2, {}};
+  for (int y = 0; y < sub.height; ++y)
+    for (int x = 0; x < sub.width; ++x) sub.v.push_back(rawSample(raw, s.format, 2 * x + ox, 2 * y + oy));
+  return sub;
+}
+
+int convolve(const SubImage& sub, int x, int y, const int (&kernel)[5][5]) {
+  int sum = 0;
+  for (int dy = -2; dy <= 2; ++dy)
+    for (int dx = -2; dx <= 2; ++dx) sum += kernel[dy + 2][dx + 2] * sub.at(x + dx, y + dy);
+  return sum;
+}
+
+// Malvar-He-Cutler at one pixel of a Bayer sub-image.
+void mhc(const Settings& s, const SubImage& sub, int x, int y, int rgb[3]) {
+  int maxv = maxValue(s.format);
+  int here = s.layout.colour(x, y);
+  rgb[here] = sub.at(x, y);
+  if (here == G) {
+    int rowColour = s.layout.colour(x + 1, y);  // red or blue: the colour beside it in this row
+    int colColour = s.layout.colour(x, y + 1);
+    rgb[rowColour] = mhcResult(convolve(sub, x, y, kMhcH), maxv);
+    rgb[colColour] = mhcResult(convolve(sub, x, y, kMhcV), maxv);
+  } else {
+    rgb[G] = mhcResult(convolve(sub, x, y, kMhcG), maxv);
+    rgb[here == R ? B : R] = mhcResult(convolve(sub, x, y, kMhcD), maxv);
+  }
+}
+
+// Full-resolution value of angle k at raw pixel (x, y): the mean of its nearest samples
+// (1, 2 or 4 of them), rounded.
+int bilinear(const SubImage& sub, int ox, int oy, int x, int y) {
+  int sx = x - ox, sy = y - oy;
+  int x0 = sx >> 1, y0 = sy >> 1;  // floor
+  int x1 = (sx & 1) ? x0 + 1 : x0, y1 = (sy & 1) ? y0 + 1 : y0;
+  int n = (x1 != x0 ? 2 : 1) * (y1 != y0 ? 2 : 1);
+  int sum = sub.at(x0, y0) + (x1 != x0 ? sub.at(x1, y0) : 0) + (y1 != y0 ? sub.at(x0, y1) : 0) + (n == 4 ? sub.at(x1, y1) : 0);
+  return (sum + n / 2) / n;
+}
+
+template <class T> void store(const ImageView<T>& v, int x, int y, int c, T value) {
+  if (!v.empty()) v.at(x, y, c) = value;
+}
+void storef(const ImageView<float>& v, int x, int y, int c, float value) {
+  if (!v.empty()) v.at(x, y, c) = value;
+}
+
+}  // namespace
+
+template <class T> void demosaicCpu(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, const Planes<T>& out) {
+  SubImage sub[4] = {extract(s, raw, rawWidth, 0), extract(s, raw, rawWidth, 1), extract(s, raw, rawWidth, 2), extract(s, raw, rawWidth, 3)};
+  bool colour = s.mosaic == Mosaic::rggb;
+  int channels = colour ? 3 : 1;
+  int width = s.fullResolution ? rawWidth : rawWidth / 2, height = s.fullResolution ? raw.height : raw.height / 2;
+  float maxv = static_cast<float>(maxValue(s.format));
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      int value[4][3];  // [angle][channel]
+      for (int k = 0; k < 4; ++k) {
+        if (colour) {
+          mhc(s, sub[k], x, y, value[k]);
+        } else if (s.fullResolution) {
+          int ox = 0, oy = 0;
+          s.layout.offsetOf(k, ox, oy);
+          value[k][0] = bilinear(sub[k], ox, oy, x, y);
+        } else {
+          value[k][0] = sub[k].at(x, y);
+        }
+      }
+      Stokes luma{0, 0, 0};
+      for (int c = 0; c < channels; ++c) {
+        for (int k = 0; k < 4; ++k) store(out.angle[k], x, y, c, static_cast<T>(value[k][c]));
+        store(out.s0, x, y, c, static_cast<T>((value[0][c] + value[1][c] + value[2][c] + value[3][c] + 2) >> 2));
+        Stokes st = stokes(static_cast<float>(value[0][c]), static_cast<float>(value[1][c]), static_cast<float>(value[2][c]), static_cast<float>(value[3][c]));
+        storef(out.s1, x, y, c, st.s1);
+        storef(out.s2, x, y, c, st.s2);
+        float w = colour ? lumaWeight(c) : 1.f;
+        luma.s0 += w * st.s0, luma.s1 += w * st.s1, luma.s2 += w * st.s2;
+      }
+      float d = dolp(luma), a = aolp(luma);
+      storef(out.dolp, x, y, 0, d);
+      storef(out.aolp, x, y, 0, a);
+      if (!out.aolpVisual.empty()) {
+        uint8_t rgb[3];
+        aolpVisual(a, d, luma.s0 * 0.5f / maxv, rgb);
+        for (int c = 0; c < 3; ++c) out.aolpVisual.at(x, y, c) = rgb[c];
+      }
+    }
+}
+
+template void demosaicCpu<uint8_t>(const Settings&, ImageView<const uint8_t>, int, const Planes<uint8_t>&);
+template void demosaicCpu<uint16_t>(const Settings&, ImageView<const uint8_t>, int, const Planes<uint16_t>&);
+
+const std::vector<std::string>& outputNames() {
+  static const std::vector<std::string> names = {"angles", "s0", "s1", "s2", "dolp", "aolp", "aolp_visual"};
+  return names;
+}
+
+const char* angleName(int k) {
+  static const char* names[4] = {"angle_0", "angle_45", "angle_90", "angle_135"};
+  return names[k];
+}
+
+int rawPixelWidth(RawFormat format, int planeWidth) { return format == RawFormat::mono12p ? planeWidth * 2 / 3 : planeWidth; }
+
+std::string checkRawSize(const Settings& s, int rawWidth, int rawHeight, int& outWidth, int& outHeight) {
+  int period = s.mosaic == Mosaic::rggb ? 4 : 2;
+  if (rawWidth % period || rawHeight % period)
+    return "a raw frame of " + std::to_string(rawWidth) + "x" + std::to_string(rawHeight) + " does not fit the " +
+           (s.mosaic == Mosaic::rggb ? "polar_rggb 4x4" : "polar_mono 2x2") + " period: width and height must be multiples of " + std::to_string(period);
+  if (rawWidth < 6 || rawHeight < 6) return "a raw frame must be at least 6x6 (the 5x5 demosaic window on each angle), got " + std::to_string(rawWidth) + "x" + std::to_string(rawHeight);
+  outWidth = s.fullResolution ? rawWidth : rawWidth / 2;
+  outHeight = s.fullResolution ? rawHeight : rawHeight / 2;
+  return "";
+}
+
+ImageView<const uint8_t> rawBytes(const Image& raw, RawFormat format) {
+  bool wide = format == RawFormat::mono12 || format == RawFormat::mono16;
+  if (wide != (raw.format().depth == Depth::u16) || raw.format().channels != 1)
+    throw std::invalid_argument("raw plane of format " + toString(raw.format()) + " does not hold " + (wide ? "16-bit" : "8-bit") + " samples");
+  return {static_cast<const uint8_t*>(raw.data()), raw.width(), raw.height(), raw.pitch(), 1, raw.memory()};
+}
+
+}  // namespace pp::demosaic

@@ -1,0 +1,57 @@
+#include "stages/demosaic/demosaic.hpp"
+
+#if POLARPIPE_HAS_CUDA
+#include "cuda/demosaic_polar.cuh"
+#endif
+
+namespace pp::demosaic {
+
+std::vector<PlaneSpec> planesFor(const Settings& s, const std::vector<std::string>& outputs) {
+  bool wide = s.format != RawFormat::mono8;
+  int channels = s.mosaic == Mosaic::rggb ? 3 : 1;
+  Format sample{wide ? Depth::u16 : Depth::u8, channels};
+  std::vector<PlaneSpec> planes;
+  for (const auto& name : outputs) {
+    if (name == "angles")
+      for (int k = 0; k < 4; ++k) planes.push_back({angleName(k), sample});
+    else if (name == "s0") planes.push_back({name, sample});
+    else if (name == "s1" || name == "s2") planes.push_back({name, {Depth::f32, channels}});
+    else if (name == "dolp" || name == "aolp") planes.push_back({name, {Depth::f32, 1}});
+    else if (name == "aolp_visual") planes.push_back({name, {Depth::u8, 3}});
+    else throw std::invalid_argument("unknown demosaic output '" + name + "' (outputs: angles, s0, s1, s2, dolp, aolp, aolp_visual)");
+  }
+  return planes;
+}
+
+namespace {
+template <class T> ImageView<T> viewOf(const std::map<std::string, Image*>& outputs, const std::string& name) {
+  auto it = outputs.find(name);
+  return it == outputs.end() ? ImageView<T>{} : it->second->view<T>();
+}
+
+template <class T> void runTyped(const Settings& s, const Image& raw, const std::map<std::string, Image*>& outputs, bool cuda, StreamHandle stream) {
+  Planes<T> planes;
+  for (int k = 0; k < 4; ++k) planes.angle[k] = viewOf<T>(outputs, angleName(k));
+  planes.s0 = viewOf<T>(outputs, "s0");
+  planes.s1 = viewOf<float>(outputs, "s1");
+  planes.s2 = viewOf<float>(outputs, "s2");
+  planes.dolp = viewOf<float>(outputs, "dolp");
+  planes.aolp = viewOf<float>(outputs, "aolp");
+  planes.aolpVisual = viewOf<uint8_t>(outputs, "aolp_visual");
+  ImageView<const uint8_t> bytes = rawBytes(raw, s.format);
+  int rawWidth = rawPixelWidth(s.format, raw.width());
+  if (!cuda) return demosaicCpu<T>(s, bytes, rawWidth, planes);
+#if POLARPIPE_HAS_CUDA
+  polar::launchDemosaic<T>(s, bytes, rawWidth, planes, stream);
+#else
+  throw std::logic_error("demosaic: this build has no CUDA");
+#endif
+}
+}  // namespace
+
+void run(const Settings& s, const Image& raw, const std::map<std::string, Image*>& outputs, bool cuda, StreamHandle stream) {
+  if (s.format == RawFormat::mono8) runTyped<uint8_t>(s, raw, outputs, cuda, stream);
+  else runTyped<uint16_t>(s, raw, outputs, cuda, stream);
+}
+
+}  // namespace pp::demosaic

@@ -1,0 +1,96 @@
+#include <algorithm>
+
+#include "config/params.hpp"
+#include "pipeline/registry.hpp"
+#include "stages/demosaic/demosaic.hpp"
+
+namespace pp::demosaic {
+
+namespace {
+
+struct DemosaicParams {
+  std::string mosaic = "polar_rggb";
+  std::string pixel_format = "mono8";
+  std::vector<int> angles = {90, 45, 135, 0};
+  std::string bayer = "rggb";
+  std::string resolution = "half";
+  std::vector<std::string> outputs = {"s0", "dolp", "aolp"};
+};
+
+Rule<std::vector<int>> anglePermutation() {
+  return {"the four angles 0, 45, 90, 135 in the order of the 2x2 block (row 0 left, right, row 1 left, right)", [](const std::vector<int>& v) {
+            std::vector<int> sorted = v;
+            std::sort(sorted.begin(), sorted.end());
+            return sorted == std::vector<int>{0, 45, 90, 135};
+          }};
+}
+
+class DemosaicStage : public Stage {
+ public:
+  using Params = DemosaicParams;
+  static const ParamSchema<Params>& schema() {
+    static const auto schema = ParamSchema<Params>()
+        .add("mosaic", &Params::mosaic, "polar_mono (IMX250MZR) or polar_rggb (IMX250MYR: 2x2 polarizer blocks on an RGGB grid)", oneOf({"polar_mono", "polar_rggb"}))
+        .add("pixel_format", &Params::pixel_format, "raw samples: 8-bit, 12-bit unpacked (u16), 12-bit packed (GenICam Mono12p, u8 plane), 16-bit",
+             oneOf({"mono8", "mono12", "mono12p", "mono16"}))
+        .add("angles", &Params::angles, "polarizer angle at each pixel of the 2x2 block, row-major (IMX250MZR: 90, 45, 135, 0)", anglePermutation())
+        .add("bayer", &Params::bayer, "colour of each 2x2 block over the 4x4 period (polar_rggb)", oneOf({"rggb", "bggr", "grbg", "gbrg"}))
+        .add("resolution", &Params::resolution, "polar_mono: half (super-pixels) or full (each angle interpolated)", oneOf({"half", "full"}))
+        .add("outputs", &Params::outputs, "planes to produce (angles gives angle_0, angle_45, angle_90, angle_135)", listOf(outputNames()));
+    return schema;
+  }
+
+  DemosaicStage(const Params& p, ParamContext& ctx) : outputs_(p.outputs) {
+    settings_.mosaic = p.mosaic == "polar_mono" ? Mosaic::mono : Mosaic::rggb;
+    settings_.format = p.pixel_format == "mono8" ? RawFormat::mono8 : p.pixel_format == "mono12" ? RawFormat::mono12 : p.pixel_format == "mono12p" ? RawFormat::mono12p : RawFormat::mono16;
+    for (int i = 0; i < 4; ++i) settings_.layout.angleAt[i] = static_cast<uint8_t>(p.angles[static_cast<size_t>(i)] / 45);
+    static const std::map<std::string, std::array<uint8_t, 4>> bayers = {
+        {"rggb", {polar::R, polar::G, polar::G, polar::B}}, {"bggr", {polar::B, polar::G, polar::G, polar::R}},
+        {"grbg", {polar::G, polar::R, polar::B, polar::G}}, {"gbrg", {polar::G, polar::B, polar::R, polar::G}}};
+    std::copy_n(bayers.at(p.bayer).begin(), 4, settings_.layout.colourAt);
+    settings_.fullResolution = p.resolution == "full";
+    if (settings_.fullResolution && settings_.mosaic == Mosaic::rggb) ctx.error("resolution full is for polar_mono; polar_rggb demosaics at half resolution");
+    if (outputs_.empty()) ctx.error("outputs is empty: ask for at least one plane");
+  }
+
+  bool hasCuda() const override { return POLARPIPE_HAS_CUDA; }
+
+  void setup(PortSetup& ports) override {
+    cuda_ = ports.backend() == Backend::cuda;
+    for (const auto& plane : planesFor(settings_, outputs_)) names_.push_back(plane.name);
+    bool wide = settings_.format == RawFormat::mono12 || settings_.format == RawFormat::mono16;
+    const PortSpec* raw = ports.imageInput("raw", {{wide ? Depth::u16 : Depth::u8, 1}});
+    if (!raw) return;
+    if (settings_.format == RawFormat::mono12p && raw->width % 3) {
+      ports.fail("a Mono12p plane is 3 bytes per 2 pixels, so its width in bytes must be a multiple of 3; " + ports.upstreamName("raw") + " is " + std::to_string(raw->width) + " wide");
+      return;
+    }
+    int width = 0, height = 0;
+    std::string problem = checkRawSize(settings_, rawPixelWidth(settings_.format, raw->width), raw->height, width, height);
+    if (!problem.empty()) {
+      ports.fail(ports.upstreamName("raw") + ": " + problem);
+      return;
+    }
+    for (const auto& plane : planesFor(settings_, outputs_)) ports.output(plane.name, PortSpec::image(plane.format, width, height));
+  }
+
+  void process(ProcessContext& ctx) override {
+    std::map<std::string, Image*> out;
+    for (const auto& name : names_) out[name] = &ctx.out(name);
+    run(settings_, ctx.in("raw"), out, cuda_, ctx.stream());
+  }
+
+ private:
+  Settings settings_;
+  std::vector<std::string> outputs_;
+  std::vector<std::string> names_;  // output planes, in order
+  bool cuda_ = false;
+};
+
+}  // namespace
+
+void registerDemosaicStage(Registry& registry) {
+  registry.add<DemosaicStage>(Role::stage, "demosaic", "polarization demosaic: angle images, Stokes, DoLP, AoLP, HSV visual (input raw)");
+}
+
+}  // namespace pp::demosaic

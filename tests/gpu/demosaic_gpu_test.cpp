@@ -1,0 +1,98 @@
+// CUDA demosaic against the CPU reference: fresh random raw frames (odd tile counts, every format
+// and mode) and synthetic frames from real pictures, outputs poisoned first.
+#include "pipeline/image_io.hpp"
+#include "stages/demosaic/synth.hpp"
+#include "tests/demosaic_support.hpp"
+
+namespace pp::demosaic {
+namespace {
+
+using test::demosaicPlanes;
+using test::sampleAt;
+
+#define REQUIRE_GPU() \
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription()
+
+const std::vector<std::string> kAll = {"angles", "s0", "s1", "s2", "dolp", "aolp", "aolp_visual"};
+
+// Integers exact, the visual within 1, floats within 1e-4 relative (AoLP modulo pi).
+void expectMatch(const test::Planes& gpu, const test::Planes& cpu, const std::string& what) {
+  for (const auto& [name, ref] : cpu) {
+    const Image& got = gpu.at(name);
+    int worst = 0;
+    double worstRel = 0;
+    for (int y = 0; y < ref.height(); ++y)
+      for (int x = 0; x < ref.width(); ++x)
+        for (int c = 0; c < ref.format().channels; ++c) {
+          double a = sampleAt(got, x, y, c), b = sampleAt(ref, x, y, c);
+          if (ref.format().depth != Depth::f32) {
+            worst = std::max(worst, static_cast<int>(std::fabs(a - b)));
+          } else {
+            double d = std::fabs(a - b);
+            if (name == "aolp") d = std::min(d, M_PI - d);
+            ASSERT_FALSE(std::isnan(a)) << what << " " << name << " NaN at " << x << "," << y;
+            worstRel = std::max(worstRel, d / std::max(1.0, std::fabs(b)));
+          }
+        }
+    int allowed = name == "aolp_visual" ? 1 : 0;
+    EXPECT_LE(worst, allowed) << what << ": " << name;
+    EXPECT_LE(worstRel, 1e-4) << what << ": " << name;
+  }
+}
+
+struct RandomCase {
+  Mosaic mosaic;
+  RawFormat format;
+  bool full;
+  int width, height;
+};
+
+class RandomRaw : public ::testing::TestWithParam<RandomCase> {};
+
+TEST_P(RandomRaw, CudaMatchesTheCpuReference) {
+  REQUIRE_GPU();
+  const RandomCase& c = GetParam();
+  Settings s;
+  s.mosaic = c.mosaic;
+  s.format = c.format;
+  s.fullResolution = c.full;
+  s.layout = {{3, 0, 1, 2}, {polar::G, polar::B, polar::R, polar::G}};  // a non-default angle order and Bayer phase
+  int planeWidth = c.format == RawFormat::mono12p ? c.width * 3 / 2 : c.width;
+  bool wide = c.format == RawFormat::mono12 || c.format == RawFormat::mono16;
+  for (int round = 0; round < 3; ++round) {  // fresh inputs each time
+    Image raw = test::randomImage({wide ? Depth::u16 : Depth::u8, 1}, planeWidth, c.height);
+    if (c.format == RawFormat::mono12)
+      for (int y = 0; y < c.height; ++y)
+        for (int x = 0; x < c.width; ++x) raw.view<uint16_t>().at(x, y) &= 0x0FFF;
+    expectMatch(demosaicPlanes(s, raw, kAll, true), demosaicPlanes(s, raw, kAll, false), "random " + std::to_string(round));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, RandomRaw,
+                         ::testing::Values(RandomCase{Mosaic::rggb, RawFormat::mono8, false, 2448 / 4 + 4 * 7, 4 * 37},
+                                           RandomCase{Mosaic::rggb, RawFormat::mono16, false, 4 * 33, 4 * 9},
+                                           RandomCase{Mosaic::rggb, RawFormat::mono12p, false, 4 * 51, 4 * 17},
+                                           RandomCase{Mosaic::rggb, RawFormat::mono12, false, 12, 8},
+                                           RandomCase{Mosaic::mono, RawFormat::mono8, false, 2 * 101, 2 * 37},
+                                           RandomCase{Mosaic::mono, RawFormat::mono8, true, 2 * 67, 2 * 19},
+                                           RandomCase{Mosaic::mono, RawFormat::mono16, true, 2 * 33, 2 * 41},
+                                           RandomCase{Mosaic::mono, RawFormat::mono12p, false, 2 * 30, 2 * 11}));
+
+TEST(SyntheticFrames, CudaMatchesTheCpuReferenceOnRealPictures) {
+  REQUIRE_GPU();
+  for (const char* picture : {"/usr/share/doc/opencv-doc/examples/data/baboon.jpg", "/usr/share/doc/opencv-doc/examples/data/fruits.jpg"}) {
+    for (Mosaic mosaic : {Mosaic::rggb, Mosaic::mono}) {
+      SynthOptions o;
+      o.mosaic = mosaic;
+      o.sixteenBit = mosaic == Mosaic::mono;
+      SynthFrame f = synthesize(readImage(picture), o);
+      Settings s;
+      s.mosaic = mosaic;
+      s.format = o.sixteenBit ? RawFormat::mono16 : RawFormat::mono8;
+      expectMatch(demosaicPlanes(s, f.raw, kAll, true), demosaicPlanes(s, f.raw, kAll, false), picture);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pp::demosaic
