@@ -7,11 +7,13 @@ void registerComposeStage(Registry& registry);
 }
 namespace demosaic {
 void registerDemosaicStage(Registry& registry);
+void registerSynthSource(Registry& registry);
 }
 
 void registerStages(Registry& registry) {
   compose::registerComposeStage(registry);
   demosaic::registerDemosaicStage(registry);
+  demosaic::registerSynthSource(registry);
 }
 
 void registerAllNodes(Registry& registry) {

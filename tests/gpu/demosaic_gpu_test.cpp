@@ -80,7 +80,7 @@ INSTANTIATE_TEST_SUITE_P(Formats, RandomRaw,
 
 TEST(SyntheticFrames, CudaMatchesTheCpuReferenceOnRealPictures) {
   REQUIRE_GPU();
-  for (const char* picture : {"/usr/share/doc/opencv-doc/examples/data/baboon.jpg", "/usr/share/doc/opencv-doc/examples/data/fruits.jpg"}) {
+  for (const std::string& picture : {test::picture("baboon.jpg"), test::picture("fruits.jpg")}) {
     for (Mosaic mosaic : {Mosaic::rggb, Mosaic::mono}) {
       SynthOptions o;
       o.mosaic = mosaic;

@@ -11,8 +11,7 @@ using test::demosaicPlanes;
 using test::psnr;
 using test::sampleAt;
 
-const char* kPictures[] = {"/usr/share/doc/opencv-doc/examples/data/baboon.jpg", "/usr/share/doc/opencv-doc/examples/data/fruits.jpg",
-                           "/usr/share/doc/opencv-doc/examples/data/home.jpg"};
+const std::string kPictures[] = {test::picture("baboon.jpg"), test::picture("fruits.jpg"), test::picture("home.jpg")};
 
 // Bilinear Bayer demosaic of one angle's sub-image: the baseline MHC must beat.
 Image bilinearAngle(const Settings& s, const Image& raw, int k) {
@@ -51,7 +50,7 @@ double meanAbs(const Image& a, const Image& truth) {
   return sum / (static_cast<double>(truth.width()) * truth.height());
 }
 
-class ColourTruth : public ::testing::TestWithParam<const char*> {};
+class ColourTruth : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ColourTruth, MhcBeatsBilinearAndStokesAreClose) {
   SynthOptions o;
