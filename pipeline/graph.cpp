@@ -657,7 +657,12 @@ void Graph::Impl::schedule() {
     } catch (const std::exception& e) {
       std::string who = current == kNone ? "copying results for the sinks" : "stage '" + nodes[current].spec->name + "'";
       fail(who + " failed on frame " + std::to_string(admitted) + ": " + e.what());
-      for (auto& n : nodes) n.stream->synchronize();  // let earlier enqueued work finish before release
+      for (auto& n : nodes) {  // let work already enqueued finish before its buffers are released
+        try {
+          n.stream->synchronize();
+        } catch (const std::exception&) {  // the device failed: already reported above
+        }
+      }
       for (size_t s : sources)
         if (slot.sourceSets[s] != kNone) pools[s].release(std::exchange(slot.sourceSets[s], kNone));
       std::lock_guard lock(slotMutex);
@@ -672,22 +677,19 @@ void Graph::Impl::schedule() {
   completion.join();
 }
 
+// Every frame that made it through the stages reaches the sinks, even after a later frame or a
+// source failed; after a sink or the GPU fails, the rest are only released.
 void Graph::Impl::complete(FrameQueue<size_t>& finished) {
+  bool broken = false;
   while (auto k = finished.pop()) {
     Slot& slot = slots[*k];
     try {
-      slot.sinkReady.synchronize();
-      for (size_t i : stageOrder) {
-        slot.done[i]->synchronize();
-        metrics->recordStage(nodes[i].metricsIndex, slot.cpuMs[i], slot.done[i]->millisecondsSince(*slot.start[i]));
-      }
-      std::string current;
-      bool failed = false;
-      {
-        std::lock_guard lock(errorMutex);
-        failed = !error.empty();
-      }
-      if (!failed) {
+      if (!broken) {
+        slot.sinkReady.synchronize();
+        for (size_t i : stageOrder) {
+          slot.done[i]->synchronize();
+          metrics->recordStage(nodes[i].metricsIndex, slot.cpuMs[i], slot.done[i]->millisecondsSince(*slot.start[i]));
+        }
         for (size_t i : sinks) {
           SinkFrameImpl frame(*this, slot, i);
           nodes[i].sink->consume(frame);
@@ -695,6 +697,7 @@ void Graph::Impl::complete(FrameQueue<size_t>& finished) {
         metrics->recordFrame(millisecondsBetween(slot.meta.received, Clock::now()));
       }
     } catch (const std::exception& e) {
+      broken = true;
       fail("frame " + std::to_string(slot.index) + " failed in the sinks or on the GPU: " + e.what());
     }
     for (size_t s : sources)

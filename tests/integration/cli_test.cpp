@@ -123,3 +123,27 @@ TEST(Cli, HelpAndVersionTellTheTruth) {
 
 }  // namespace
 }  // namespace pp
+
+namespace pp {
+namespace {
+
+TEST(Bench, ListsCasesAndRunsTheCpuOnesWithoutAGpu) {
+  test::TempDir dir;
+  std::string bench = (test::binaryDir() / "bin/polarpipe_bench").string();
+  Child list = spawn({bench, "--list"}, dir);
+  ASSERT_EQ(waitFor(list, std::chrono::seconds(10)), 0);
+  EXPECT_NE(slurp(list.out).find("demosaic/rggb8-angles [gpu]"), std::string::npos) << slurp(list.out);
+  Child run = spawn({bench, "--case", "demosaic/mono8-angles.*", "--size", "64x48", "--iterations", "5", "--json", dir / "b.json"}, dir);
+  ASSERT_EQ(waitFor(run, std::chrono::seconds(60)), 0) << slurp(run.err);
+  std::string out = slurp(run.out);
+  EXPECT_NE(out.find("demosaic/mono8-angles/cpu"), std::string::npos) << out;
+  if (!gpuAvailable()) {
+    EXPECT_NE(out.find("no GPU: running the CPU cases only"), std::string::npos) << out;
+  }
+  EXPECT_NE(slurp(dir / "b.json").find("\"mpix_per_s\""), std::string::npos);
+  Child bad = spawn({bench, "--case", "nothing-like-this"}, dir);
+  EXPECT_EQ(waitFor(bad, std::chrono::seconds(10)), 2);
+}
+
+}  // namespace
+}  // namespace pp

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "stages/register.hpp"
+#include "pipeline/image_io.hpp"
 #include "tests/graph_support.hpp"
 
 #if POLARPIPE_WITH_HTTP
@@ -231,6 +232,58 @@ TEST(Distribution, PercentilesOfKnownSamples) {
   EXPECT_DOUBLE_EQ(d.mean(), 50.5);
   EXPECT_NEAR(d.percentile(50), 50.5, 0.51);
   EXPECT_NEAR(d.percentile(99), 99, 1.0);
+}
+
+}  // namespace
+}  // namespace pp
+
+namespace pp {
+namespace {
+
+TEST(ImagesSource, StereoPairsAreMatchedByFileName) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "left");
+  std::filesystem::create_directories(dir.path() / "right");
+  std::vector<Image> lefts, rights;
+  for (const char* name : {"0001.png", "0002.png", "0003.png"}) {
+    lefts.push_back(test::randomImage({Depth::u8, 1}, 12, 10));
+    rights.push_back(test::randomImage({Depth::u8, 1}, 12, 10));
+    writeImage(dir / (std::string("left/") + name), lefts.back());
+    writeImage(dir / (std::string("right/") + name), rights.back());
+  }
+  std::string yaml = "sources:\n  - {name: cam, type: images, params: {left: '" + (dir / "left") + "', right: '" + (dir / "right") +
+                     "'}}\nsinks:\n  - {name: l, type: collect, inputs: {in: cam.left}, params: {key: stereo_l}}\n" +
+                     "  - {name: r, type: collect, inputs: {in: cam.right}, params: {key: stereo_r}}\n";
+  auto graph = build(yaml);
+  ASSERT_TRUE(graph);
+  graph->run();
+  ASSERT_EQ(collected("stereo_l").frames.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(test::samePixels(collected("stereo_l").frames[i], lefts[i])) << i;
+    EXPECT_TRUE(test::samePixels(collected("stereo_r").frames[i], rights[i])) << i;
+  }
+  std::filesystem::remove(dir.path() / "right/0002.png");
+  Diagnostics d("stereo.yaml");
+  PipelineSpec spec = parsePipeline(yaml, "stereo.yaml", {}, d);
+  EXPECT_FALSE(Graph::build(spec, testRegistry(), d, {"cpu"}));
+  EXPECT_NE(d.text().find("no right image named '0002.png'"), std::string::npos) << d.text();
+}
+
+TEST(ImagesSource, AFrameOfAnotherSizeStopsTheRunNamingTheFile) {
+  test::TempDir dir;
+  writeImage(dir / "a.png", test::randomImage({Depth::u8, 1}, 12, 10));
+  writeImage(dir / "b.png", test::randomImage({Depth::u8, 1}, 14, 10));
+  auto graph = build("sources:\n  - {name: cam, type: images, params: {path: '" + dir.path().string() +
+                     "'}}\nsinks:\n  - {name: s, type: collect, inputs: {in: cam.image}, params: {key: sizes}}\n");
+  ASSERT_TRUE(graph);
+  try {
+    graph->run();
+    FAIL() << "a frame of another size was accepted";
+  } catch (const PipelineError& e) {
+    EXPECT_NE(std::string(e.what()).find("source 'cam' failed on frame 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("b.png: is 14x10"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(collected("sizes").frames.size(), 1u) << "the frame before the bad one still arrives";
 }
 
 }  // namespace
