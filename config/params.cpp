@@ -62,35 +62,21 @@ template <> Rule<bool> anyValue<bool>() { return {"true or false", [](const bool
 template <> Rule<std::string> anyValue<std::string>() { return {"a string", [](const std::string&) { return true; }}; }
 template <> Rule<Path> anyValue<Path>() { return anyPath(); }
 
-bool decode(const YAML::Node& node, int& out) {
+namespace {
+template <class T> bool decodeScalar(const YAML::Node& node, T& out) {
   if (!node.IsScalar()) return false;
   try {
-    out = node.as<int>();
+    out = node.as<T>();
     return true;
   } catch (const YAML::Exception&) {
     return false;
   }
 }
+}  // namespace
 
-bool decode(const YAML::Node& node, double& out) {
-  if (!node.IsScalar()) return false;
-  try {
-    out = node.as<double>();
-    return true;
-  } catch (const YAML::Exception&) {
-    return false;
-  }
-}
-
-bool decode(const YAML::Node& node, bool& out) {
-  if (!node.IsScalar()) return false;
-  try {
-    out = node.as<bool>();
-    return true;
-  } catch (const YAML::Exception&) {
-    return false;
-  }
-}
+bool decode(const YAML::Node& node, int& out) { return decodeScalar(node, out); }
+bool decode(const YAML::Node& node, double& out) { return decodeScalar(node, out); }
+bool decode(const YAML::Node& node, bool& out) { return decodeScalar(node, out); }
 
 bool decode(const YAML::Node& node, std::string& out) {
   if (!node.IsScalar()) return false;

@@ -94,6 +94,16 @@ void copyImage(const Image& src, Image& dst, StreamHandle stream) {
 #endif
 }
 
+double sampleAt(const Image& image, int x, int y, int channel) {
+  const char* row = static_cast<const char*>(image.data()) + static_cast<size_t>(y) * image.pitch();
+  int i = x * image.format().channels + channel;
+  switch (image.format().depth) {
+    case Depth::u8: return reinterpret_cast<const uint8_t*>(row)[i];
+    case Depth::u16: return reinterpret_cast<const uint16_t*>(row)[i];
+    default: return reinterpret_cast<const float*>(row)[i];
+  }
+}
+
 void fillBytes(Image& image, uint8_t value) {
   if (image.memory() == MemoryKind::device) {
 #if POLARPIPE_HAS_CUDA

@@ -62,6 +62,9 @@ uint64_t imageAllocations();
 // Sizes and formats must match.
 void copyImage(const Image& src, Image& dst, StreamHandle stream);
 
+// One sample of a host image as a double, whatever its depth (for colour maps and comparisons).
+double sampleAt(const Image& image, int x, int y, int channel);
+
 // Fills every byte with `value`: tests poison outputs so an unwritten pixel shows.
 void fillBytes(Image& image, uint8_t value);
 

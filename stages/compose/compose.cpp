@@ -13,15 +13,6 @@ uint8_t toByte(double v) { return static_cast<uint8_t>(std::lround(std::clamp(v,
 
 double fullRange(Depth d) { return d == Depth::u8 ? 255.0 : d == Depth::u16 ? 65535.0 : 1.0; }
 
-double sample(const Image& src, int x, int y, int c) {
-  const char* row = static_cast<const char*>(src.data()) + static_cast<size_t>(y) * src.pitch();
-  int i = x * src.format().channels + c;
-  switch (src.format().depth) {
-    case Depth::u8: return reinterpret_cast<const uint8_t*>(row)[i];
-    case Depth::u16: return reinterpret_cast<const uint16_t*>(row)[i];
-    default: return reinterpret_cast<const float*>(row)[i];
-  }
-}
 }  // namespace
 
 std::array<uint8_t, 3> turbo(double t) {
@@ -52,9 +43,9 @@ void drawTile(const Image& src, const TileStyle& style, ImageView<uint8_t> dst) 
     for (int x = 0; x < src.width(); ++x) {
       std::array<uint8_t, 3> rgb;
       if (channels >= 3) {
-        for (int c = 0; c < 3; ++c) rgb[static_cast<size_t>(c)] = toByte(sample(src, x, y, c) / max);
+        for (int c = 0; c < 3; ++c) rgb[static_cast<size_t>(c)] = toByte(sampleAt(src, x, y, c) / max);
       } else {
-        double t = sample(src, x, y, 0) / max;
+        double t = sampleAt(src, x, y, 0) / max;
         if (!std::isfinite(t)) t = 0;  // invalid depth or disparity shows black
         if (style.colormap == Colormap::turbo) rgb = turbo(t);
         else if (style.colormap == Colormap::hsv) rgb = hue(t);

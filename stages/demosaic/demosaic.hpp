@@ -50,4 +50,8 @@ std::vector<PlaneSpec> planesFor(const Settings& s, const std::vector<std::strin
 // Runs one backend on named output images (device images for cuda, host or pinned for cpu).
 void run(const Settings& s, const Image& raw, const std::map<std::string, Image*>& outputs, bool cuda, StreamHandle stream);
 
+// One frame from a host image to host planes, with allocation and copies: for files and tests,
+// not the graph. `poison` fills the outputs first so that an unwritten pixel shows.
+std::map<std::string, Image> runToHost(const Settings& s, const Image& raw, const std::vector<std::string>& outputs, bool cuda, int poison = -1);
+
 }  // namespace pp::demosaic

@@ -54,4 +54,29 @@ void run(const Settings& s, const Image& raw, const std::map<std::string, Image*
   else runTyped<uint16_t>(s, raw, outputs, cuda, stream);
 }
 
+std::map<std::string, Image> runToHost(const Settings& s, const Image& raw, const std::vector<std::string>& outputs, bool cuda, int poison) {
+  int width = 0, height = 0;
+  std::string problem = checkRawSize(s, rawPixelWidth(s.format, raw.width()), raw.height(), width, height);
+  if (!problem.empty()) throw std::invalid_argument(problem);
+  MemoryKind memory = cuda ? MemoryKind::device : MemoryKind::host;
+  std::map<std::string, Image> planes, host;
+  std::map<std::string, Image*> views;
+  for (const auto& p : planesFor(s, outputs)) {
+    Image& img = planes.emplace(p.name, Image(p.format, width, height, memory)).first->second;
+    if (poison >= 0) fillBytes(img, static_cast<uint8_t>(poison));
+    views[p.name] = &img;
+  }
+  if (!cuda) {
+    run(s, raw, views, false, nullptr);
+    return planes;
+  }
+  Stream stream;
+  Image deviceRaw(raw.format(), raw.width(), raw.height(), MemoryKind::device);
+  copyImage(raw, deviceRaw, stream.handle());
+  run(s, deviceRaw, views, true, stream.handle());
+  for (auto& [name, img] : planes) copyImage(img, host.emplace(name, Image(img.format(), width, height, MemoryKind::host)).first->second, stream.handle());
+  stream.synchronize();
+  return host;
+}
+
 }  // namespace pp::demosaic

@@ -57,31 +57,14 @@ int demosaicFile(const DemosaicArgs& a) {
                                 " needs a " + (wide ? "16" : "8") + "-bit single-channel file");
   int width = 0, height = 0;
   std::string problem = demosaic::checkRawSize(s, demosaic::rawPixelWidth(s.format, raw.width()), raw.height(), width, height);
-  if (!problem.empty()) throw std::invalid_argument(a.raw + ": " + problem);
+  if (!problem.empty()) throw std::invalid_argument(a.raw + ": " + problem);  // named with the file here
   bool cuda = a.backend == "cuda" || (a.backend == "auto" && gpuAvailable());
   if (cuda && !gpuAvailable()) throw std::invalid_argument("--backend cuda, but " + gpuDescription());
 
-  auto planes = demosaic::planesFor(s, a.outputs);
-  MemoryKind memory = cuda ? MemoryKind::device : MemoryKind::host;
-  std::map<std::string, Image> images;
-  std::map<std::string, Image*> views;
-  for (const auto& p : planes) views[p.name] = &images.emplace(p.name, Image(p.format, width, height, memory)).first->second;
-  Stream stream;
-  if (cuda) {
-    Image deviceRaw(raw.format(), raw.width(), raw.height(), MemoryKind::device);
-    copyImage(raw, deviceRaw, stream.handle());
-    demosaic::run(s, deviceRaw, views, true, stream.handle());
-    stream.synchronize();
-  } else {
-    demosaic::run(s, raw, views, false, nullptr);
-  }
   std::filesystem::create_directories(a.outDir);
-  for (const auto& p : planes) {
-    Image host(p.format, width, height, MemoryKind::host);
-    copyImage(images.at(p.name), host, stream.handle());
-    stream.synchronize();
-    std::string file = (std::filesystem::path(a.outDir) / (p.name + (p.format.depth == Depth::f32 ? ".pfm" : ".png"))).string();
-    writeImage(file, host);
+  for (const auto& [name, plane] : demosaic::runToHost(s, raw, a.outputs, cuda)) {
+    std::string file = (std::filesystem::path(a.outDir) / (name + (plane.format().depth == Depth::f32 ? ".pfm" : ".png"))).string();
+    writeImage(file, plane);
     std::cout << file << "\n";
   }
   return 0;
