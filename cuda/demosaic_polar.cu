@@ -35,20 +35,39 @@ __device__ __forceinline__ void finishPixel(const Planes<T>& out, int x, int y, 
   }
 }
 
-// Colour sensors: the block stages its raw tile (reflected at the borders in sub-image space, so
-// every angle keeps its Bayer phase) in shared memory; each thread demosaics one half-resolution
-// pixel for all four angles with Malvar-He-Cutler, branch-free on the Bayer colour.
+// Loads the block's raw tile. Sub-image coordinates are reflected at the borders, so every angle
+// keeps its Bayer phase; interior 8-bit tiles are read a 32-bit word at a time without reflection.
+__device__ __forceinline__ void loadTile(uint16_t (&tile)[kRawTileH][kRawTileW], const Settings& s, const ImageView<const uint8_t>& raw, int x0, int y0,
+                                         int subW, int subH) {
+  bool interior = x0 >= 2 && x0 + kTileW + 2 <= subW && y0 >= 2 && y0 + kTileH + 2 <= subH;
+  if (interior && s.format == RawFormat::mono8) {
+    constexpr int kWords = kRawTileW / 4;
+    for (int i = threadIdx.y * kTileW + threadIdx.x; i < kWords * kRawTileH; i += kTileW * kTileH) {
+      int ty = i / kWords, tw = i - ty * kWords;
+      uint32_t word = reinterpret_cast<const uint32_t*>(raw.row(2 * y0 - 4 + ty) + 2 * x0 - 4)[tw];
+#pragma unroll
+      for (int b = 0; b < 4; ++b) tile[ty][tw * 4 + b] = static_cast<uint16_t>((word >> (8 * b)) & 0xFF);
+    }
+    return;
+  }
+  for (int ty = threadIdx.y; ty < kRawTileH; ty += kTileH) {
+    int ry = 2 * reflect101(y0 - 2 + ty / 2, subH) + (ty & 1);
+    for (int tx = threadIdx.x; tx < kRawTileW; tx += kTileW)
+      tile[ty][tx] = static_cast<uint16_t>(rawSample(raw, s.format, 2 * reflect101(x0 - 2 + tx / 2, subW) + (tx & 1), ry));
+  }
+}
+
+// Colour sensors: the block stages its raw tile in shared memory; each thread demosaics one
+// half-resolution pixel for all four angles with Malvar-He-Cutler, branch-free on the Bayer
+// colour. The positions of the polarizer block are unrolled, so every tap is a shared load at a
+// constant offset (one 32-bit load serves both positions of a block row); which angle a position
+// holds is a run-time select.
 template <class T>
 __global__ void demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out) {
-  __shared__ uint16_t tile[kRawTileH][kRawTileW];
+  static_assert(kRawTileW % 4 == 0, "whole words per tile row");
+  __shared__ __align__(4) uint16_t tile[kRawTileH][kRawTileW];
   int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
-  int tid = threadIdx.y * kTileW + threadIdx.x;
-  for (int i = tid; i < kRawTileW * kRawTileH; i += kTileW * kTileH) {
-    int ty = i / kRawTileW, tx = i % kRawTileW;
-    int rx = 2 * reflect101(x0 - 2 + tx / 2, subW) + (tx & 1);
-    int ry = 2 * reflect101(y0 - 2 + ty / 2, subH) + (ty & 1);
-    tile[ty][tx] = static_cast<uint16_t>(rawSample(raw, s.format, rx, ry));
-  }
+  loadTile(tile, s, raw, x0, y0, subW, subH);
   __syncthreads();
   int x = x0 + threadIdx.x, y = y0 + threadIdx.y;
   if (x >= subW || y >= subH) return;
@@ -58,25 +77,35 @@ __global__ void demosaicColour(Settings s, ImageView<const uint8_t> raw, int sub
   bool green = here == G;
   int value[4][3];
 #pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    int ox = 0, oy = 0;
-    s.layout.offsetOf(k, ox, oy);
-    auto p = [&](int dx, int dy) { return static_cast<int>(tile[(threadIdx.y + 2 + dy) * 2 + oy][(threadIdx.x + 2 + dx) * 2 + ox]); };
-    // The four Malvar-He-Cutler kernels of polar_math.hpp (x16), written out over their 13 taps.
-    int c = p(0, 0);
-    int h1 = p(-1, 0) + p(1, 0), v1 = p(0, -1) + p(0, 1);
-    int h2 = p(-2, 0) + p(2, 0), v2 = p(0, -2) + p(0, 2);
-    int diag = p(-1, -1) + p(1, -1) + p(-1, 1) + p(1, 1);
-    int g = 8 * c + 4 * (h1 + v1) - 2 * (h2 + v2);
-    int h = 10 * c + 8 * h1 - 2 * h2 - 2 * diag + v2;
-    int v = 10 * c + 8 * v1 - 2 * v2 - 2 * diag + h2;
-    int d = 12 * c + 4 * diag - 3 * (h2 + v2);
-    // At green: H gives the row's colour, V the column's. At red/blue: G, and D the other one.
-    int first = mhcResult(green ? h : g, maxv), second = mhcResult(green ? v : d, maxv);
-    // Selects rather than value[k][colour] = ...: constant indices keep the array in registers.
-    value[k][R] = here == R ? c : green ? (rowColour == R ? first : second) : second;
-    value[k][G] = green ? c : first;
-    value[k][B] = here == B ? c : green ? (rowColour == B ? first : second) : second;
+  for (int oy = 0; oy < 2; ++oy) {
+    // Both positions of this block row (ox 0 and 1) sit side by side in the tile: one 32-bit
+    // shared load fetches a tap for both.
+    const uint32_t* centre = reinterpret_cast<const uint32_t*>(&tile[(threadIdx.y + 2) * 2 + oy][(threadIdx.x + 2) * 2]);
+    auto pair = [&](int dx, int dy) { return centre[dy * kRawTileW + dx]; };  // kRawTileW u16 = 2 rows of u32 halves
+    uint32_t taps[13] = {pair(0, 0),  pair(-1, 0), pair(1, 0),  pair(0, -1), pair(0, 1),  pair(-2, 0), pair(2, 0),
+                         pair(0, -2), pair(0, 2),  pair(-1, -1), pair(1, -1), pair(-1, 1), pair(1, 1)};
+#pragma unroll
+    for (int ox = 0; ox < 2; ++ox) {
+      auto p = [&](int i) { return static_cast<int>((taps[i] >> (16 * ox)) & 0xFFFF); };
+      // The four Malvar-He-Cutler kernels of polar_math.hpp (x16), written out over their 13 taps.
+      int c = p(0);
+      int h1 = p(1) + p(2), v1 = p(3) + p(4);
+      int h2 = p(5) + p(6), v2 = p(7) + p(8);
+      int diag = p(9) + p(10) + p(11) + p(12);
+      int g = 8 * c + 4 * (h1 + v1) - 2 * (h2 + v2);
+      int h = 10 * c + 8 * h1 - 2 * h2 - 2 * diag + v2;
+      int v = 10 * c + 8 * v1 - 2 * v2 - 2 * diag + h2;
+      int d = 12 * c + 4 * diag - 3 * (h2 + v2);
+      // At green: H gives the row's colour, V the column's. At red/blue: G, and D the other one.
+      int first = mhcResult(green ? h : g, maxv), second = mhcResult(green ? v : d, maxv);
+      int r = here == R ? c : green ? (rowColour == R ? first : second) : second;
+      int gg = green ? c : first;
+      int b = here == B ? c : green ? (rowColour == B ? first : second) : second;
+      int k = s.layout.angleAt[oy * 2 + ox];
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)  // selects keep value[][] in registers
+        if (kk == k) value[kk][0] = r, value[kk][1] = gg, value[kk][2] = b;
+    }
   }
   finishPixel(out, x, y, value, 3, static_cast<float>(maxv));
 }
