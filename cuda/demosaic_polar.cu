@@ -5,9 +5,11 @@ namespace pp::polar {
 
 namespace {
 
-// Output tile of a colour block, in half-resolution pixels; the raw tile adds a 2-pixel halo of
-// each angle's sub-image (the 5x5 window), i.e. 4 raw pixels on every side.
-constexpr int kTileW = 32, kTileH = 8;
+// Colour blocks: 32x8 threads, each demosaicing a 2x2 quad of half-resolution pixels, so the
+// Bayer colour of each of its pixels is known at compile time. A block covers 64x16 pixels; its raw
+// tile adds a 2-pixel halo of each angle's sub-image (the 5x5 window): 136x40 samples.
+constexpr int kThreadsX = 32, kThreadsY = 8;
+constexpr int kTileW = 2 * kThreadsX, kTileH = 2 * kThreadsY;
 constexpr int kRawTileW = (kTileW + 4) * 2, kRawTileH = (kTileH + 4) * 2;
 
 // Writes the angle values [angle][channel] of one output pixel and everything derived from them.
@@ -39,10 +41,11 @@ __device__ __forceinline__ void finishPixel(const Planes<T>& out, int x, int y, 
 // keeps its Bayer phase; interior 8-bit tiles are read a 32-bit word at a time without reflection.
 __device__ __forceinline__ void loadTile(uint16_t (&tile)[kRawTileH][kRawTileW], const Settings& s, const ImageView<const uint8_t>& raw, int x0, int y0,
                                          int subW, int subH) {
+  static_assert(kRawTileW % 4 == 0, "whole words per tile row");
   bool interior = x0 >= 2 && x0 + kTileW + 2 <= subW && y0 >= 2 && y0 + kTileH + 2 <= subH;
   if (interior && s.format == RawFormat::mono8) {
     constexpr int kWords = kRawTileW / 4;
-    for (int i = threadIdx.y * kTileW + threadIdx.x; i < kWords * kRawTileH; i += kTileW * kTileH) {
+    for (int i = threadIdx.y * kThreadsX + threadIdx.x; i < kWords * kRawTileH; i += kThreadsX * kThreadsY) {
       int ty = i / kWords, tw = i - ty * kWords;
       uint32_t word = reinterpret_cast<const uint32_t*>(raw.row(2 * y0 - 4 + ty) + 2 * x0 - 4)[tw];
 #pragma unroll
@@ -50,64 +53,123 @@ __device__ __forceinline__ void loadTile(uint16_t (&tile)[kRawTileH][kRawTileW],
     }
     return;
   }
-  for (int ty = threadIdx.y; ty < kRawTileH; ty += kTileH) {
+  for (int ty = threadIdx.y; ty < kRawTileH; ty += kThreadsY) {
     int ry = 2 * reflect101(y0 - 2 + ty / 2, subH) + (ty & 1);
-    for (int tx = threadIdx.x; tx < kRawTileW; tx += kTileW)
+    for (int tx = threadIdx.x; tx < kRawTileW; tx += kThreadsX)
       tile[ty][tx] = static_cast<uint16_t>(rawSample(raw, s.format, 2 * reflect101(x0 - 2 + tx / 2, subW) + (tx & 1), ry));
   }
 }
 
-// Colour sensors: the block stages its raw tile in shared memory; each thread demosaics one
-// half-resolution pixel for all four angles with Malvar-He-Cutler, branch-free on the Bayer
-// colour. The positions of the polarizer block are unrolled, so every tap is a shared load at a
-// constant offset (one 32-bit load serves both positions of a block row); which angle a position
-// holds is a run-time select.
-template <class T>
-__global__ void demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out) {
-  static_assert(kRawTileW % 4 == 0, "whole words per tile row");
-  __shared__ __align__(4) uint16_t tile[kRawTileH][kRawTileW];
+// How the block positions (row-major in the 2x2 polarizer block) map to Stokes: S1 = I0 - I90 and
+// S2 = I45 - I135 as weights per position, set on the host from the layout.
+struct PositionWeights {
+  float s1[4], s2[4];
+};
+
+// Malvar-He-Cutler at one pixel whose colour is Here (compile time); p(dx, dy) reads its sub-image.
+// Row and Col are the colours of its horizontal and vertical neighbours.
+template <int Here, int Row, int Col, class P>
+__device__ __forceinline__ void mhcPixel(const P& p, int maxv, int (&rgb)[3]) {
+  int c = p(0, 0);
+  int h2 = p(-2, 0) + p(2, 0), v2 = p(0, -2) + p(0, 2);
+  rgb[Here] = c;
+  if constexpr (Here == G) {  // the kernels of polar_math.hpp, x16, over their taps
+    int h1 = p(-1, 0) + p(1, 0), v1 = p(0, -1) + p(0, 1);
+    int diag = p(-1, -1) + p(1, -1) + p(-1, 1) + p(1, 1);
+    rgb[Row] = mhcResult(10 * c + 8 * h1 - 2 * h2 - 2 * diag + v2, maxv);
+    rgb[Col] = mhcResult(10 * c + 8 * v1 - 2 * v2 - 2 * diag + h2, maxv);
+  } else {
+    int cross = p(-1, 0) + p(1, 0) + p(0, -1) + p(0, 1);
+    int diag = p(-1, -1) + p(1, -1) + p(-1, 1) + p(1, 1);
+    rgb[G] = mhcResult(8 * c + 4 * cross - 2 * (h2 + v2), maxv);
+    rgb[Here == R ? B : R] = mhcResult(12 * c + 4 * diag - 3 * (h2 + v2), maxv);
+  }
+}
+
+// Colour sensors. C00..C11: the Bayer colours of the quad (template, so nothing is selected at
+// run time). `out.angle` is in block-position order (the launcher reorders it). Each position's
+// RGB is stored as soon as it is made; Stokes sums are kept only when a Stokes plane is wanted.
+template <int C00, int C10, int C01, int C11, bool Stokes, class T>
+__global__ void __launch_bounds__(kThreadsX* kThreadsY) demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
+                                                                        PositionWeights weights) {
+  __shared__ uint16_t tile[kRawTileH][kRawTileW];
   int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
   loadTile(tile, s, raw, x0, y0, subW, subH);
   __syncthreads();
-  int x = x0 + threadIdx.x, y = y0 + threadIdx.y;
-  if (x >= subW || y >= subH) return;
+  int x = x0 + 2 * threadIdx.x, y = y0 + 2 * threadIdx.y;  // the quad's top-left pixel
+  if (x >= subW || y >= subH) return;                       // sub-image sizes are even
   int maxv = maxValue(s.format);
-  int here = s.layout.colour(x, y);
-  int rowColour = s.layout.colour(x + 1, y);
-  bool green = here == G;
-  int value[4][3];
+  int sum[4][3] = {}, s1[4][3] = {}, s2[4][3] = {};          // [quad pixel][channel], scaled below
+  float w1[4], w2[4];
 #pragma unroll
-  for (int oy = 0; oy < 2; ++oy) {
-    // Both positions of this block row (ox 0 and 1) sit side by side in the tile: one 32-bit
-    // shared load fetches a tap for both.
-    const uint32_t* centre = reinterpret_cast<const uint32_t*>(&tile[(threadIdx.y + 2) * 2 + oy][(threadIdx.x + 2) * 2]);
-    auto pair = [&](int dx, int dy) { return centre[dy * kRawTileW + dx]; };  // kRawTileW u16 = 2 rows of u32 halves
-    uint32_t taps[13] = {pair(0, 0),  pair(-1, 0), pair(1, 0),  pair(0, -1), pair(0, 1),  pair(-2, 0), pair(2, 0),
-                         pair(0, -2), pair(0, 2),  pair(-1, -1), pair(1, -1), pair(-1, 1), pair(1, 1)};
+  for (int position = 0; position < 4; ++position) w1[position] = weights.s1[position], w2[position] = weights.s2[position];
 #pragma unroll
-    for (int ox = 0; ox < 2; ++ox) {
-      auto p = [&](int i) { return static_cast<int>((taps[i] >> (16 * ox)) & 0xFFFF); };
-      // The four Malvar-He-Cutler kernels of polar_math.hpp (x16), written out over their 13 taps.
-      int c = p(0);
-      int h1 = p(1) + p(2), v1 = p(3) + p(4);
-      int h2 = p(5) + p(6), v2 = p(7) + p(8);
-      int diag = p(9) + p(10) + p(11) + p(12);
-      int g = 8 * c + 4 * (h1 + v1) - 2 * (h2 + v2);
-      int h = 10 * c + 8 * h1 - 2 * h2 - 2 * diag + v2;
-      int v = 10 * c + 8 * v1 - 2 * v2 - 2 * diag + h2;
-      int d = 12 * c + 4 * diag - 3 * (h2 + v2);
-      // At green: H gives the row's colour, V the column's. At red/blue: G, and D the other one.
-      int first = mhcResult(green ? h : g, maxv), second = mhcResult(green ? v : d, maxv);
-      int r = here == R ? c : green ? (rowColour == R ? first : second) : second;
-      int gg = green ? c : first;
-      int b = here == B ? c : green ? (rowColour == B ? first : second) : second;
-      int k = s.layout.angleAt[oy * 2 + ox];
+  for (int position = 0; position < 4; ++position) {
+    const uint16_t* origin = &tile[(2 * threadIdx.y + 2) * 2 + (position >> 1)][(2 * threadIdx.x + 2) * 2 + (position & 1)];
+    int rgb[4][3];
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk)  // selects keep value[][] in registers
-        if (kk == k) value[kk][0] = r, value[kk][1] = gg, value[kk][2] = b;
+    for (int q = 0; q < 4; ++q) {
+      int qx = q & 1, qy = q >> 1;
+      auto p = [&](int dx, int dy) { return static_cast<int>(origin[(qy + dy) * 2 * kRawTileW + (qx + dx) * 2]); };
+      if (q == 0) mhcPixel<C00, C10, C01>(p, maxv, rgb[q]);
+      if (q == 1) mhcPixel<C10, C00, C11>(p, maxv, rgb[q]);
+      if (q == 2) mhcPixel<C01, C11, C00>(p, maxv, rgb[q]);
+      if (q == 3) mhcPixel<C11, C01, C10>(p, maxv, rgb[q]);
+    }
+    const ImageView<T>& plane = out.angle[position];
+    if (plane.data) {
+#pragma unroll
+      for (int qy = 0; qy < 2; ++qy) {
+        T* row = plane.row(y + qy) + x * 3;
+#pragma unroll
+        for (int i = 0; i < 6; ++i) row[i] = static_cast<T>(rgb[qy * 2 + i / 3][i % 3]);
+      }
+    }
+    if constexpr (Stokes) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+#pragma unroll
+        for (int c = 0; c < 3; ++c) {
+          sum[q][c] += rgb[q][c];
+          s1[q][c] += static_cast<int>(w1[position]) * rgb[q][c];
+          s2[q][c] += static_cast<int>(w2[position]) * rgb[q][c];
+        }
     }
   }
-  finishPixel(out, x, y, value, 3, static_cast<float>(maxv));
+  if constexpr (Stokes) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      int px = x + (q & 1), py = y + (q >> 1);
+      pp::polar::Stokes luma{0.f, 0.f, 0.f};
+#pragma unroll
+      for (int c = 0; c < 3; ++c) {
+        if (out.s0.data) out.s0.at(px, py, c) = static_cast<T>((sum[q][c] + 2) >> 2);
+        // The same float operations as stokes(): s0 = (sum) * 0.5, s1 and s2 exact differences.
+        pp::polar::Stokes st{static_cast<float>(sum[q][c]) * 0.5f, static_cast<float>(s1[q][c]), static_cast<float>(s2[q][c])};
+        if (out.s1.data) out.s1.at(px, py, c) = st.s1;
+        if (out.s2.data) out.s2.at(px, py, c) = st.s2;
+        float w = lumaWeight(c);
+        luma.s0 += w * st.s0, luma.s1 += w * st.s1, luma.s2 += w * st.s2;
+      }
+      if (!out.dolp.data && !out.aolp.data && !out.aolpVisual.data) continue;
+      float d = dolp(luma), a = aolp(luma);
+      if (out.dolp.data) out.dolp.at(px, py) = d;
+      if (out.aolp.data) out.aolp.at(px, py) = a;
+      if (out.aolpVisual.data) {
+        uint8_t rgbVisual[3];
+        aolpVisual(a, d, luma.s0 * 0.5f / static_cast<float>(maxv), rgbVisual);
+        for (int c = 0; c < 3; ++c) out.aolpVisual.at(px, py, c) = rgbVisual[c];
+      }
+    }
+  }
+}
+
+template <int C00, int C10, int C01, int C11, class T>
+void launchColour(const Settings& s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out, const PositionWeights& w, cudaStream_t stream) {
+  dim3 block(kThreadsX, kThreadsY), grid((subW + kTileW - 1) / kTileW, (subH + kTileH - 1) / kTileH);
+  bool stokes = out.s0.data || out.s1.data || out.s2.data || out.dolp.data || out.aolp.data || out.aolpVisual.data;
+  if (stokes) demosaicColour<C00, C10, C01, C11, true, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
+  else demosaicColour<C00, C10, C01, C11, false, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
 }
 
 // Mono, half resolution: one thread per 2x2 super-pixel.
@@ -149,8 +211,20 @@ template <class T>
 void launchDemosaic(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, const Planes<T>& out, cudaStream_t stream) {
   if (s.mosaic == Mosaic::rggb) {
     int subW = rawWidth / 2, subH = raw.height / 2;
-    dim3 block(kTileW, kTileH), grid((subW + kTileW - 1) / kTileW, (subH + kTileH - 1) / kTileH);
-    demosaicColour<T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out);
+    // The kernel works in block positions: angle planes and Stokes weights reordered to them.
+    Planes<T> byPosition = out;
+    PositionWeights w{};
+    for (int position = 0; position < 4; ++position) {
+      int k = s.layout.angleAt[position];
+      byPosition.angle[position] = out.angle[k];
+      w.s1[position] = k == 0 ? 1.f : k == 2 ? -1.f : 0.f;
+      w.s2[position] = k == 1 ? 1.f : k == 3 ? -1.f : 0.f;
+    }
+    const uint8_t* c = s.layout.colourAt;
+    if (c[0] == R) launchColour<R, G, G, B>(s, raw, subW, subH, byPosition, w, stream);
+    else if (c[0] == B) launchColour<B, G, G, R>(s, raw, subW, subH, byPosition, w, stream);
+    else if (c[1] == R) launchColour<G, R, B, G>(s, raw, subW, subH, byPosition, w, stream);
+    else launchColour<G, B, R, G>(s, raw, subW, subH, byPosition, w, stream);
   } else {
     int outW = s.fullResolution ? rawWidth : rawWidth / 2, outH = s.fullResolution ? raw.height : raw.height / 2;
     dim3 block(32, 8), grid((outW + 31) / 32, (outH + 7) / 8);
