@@ -86,6 +86,26 @@ __device__ __forceinline__ void mhcPixel(const P& p, int maxv, int (&rgb)[3]) {
   }
 }
 
+// Writes a block's staged RGB rows to `plane`: whole 16-byte chunks when the block is inside the
+// image (rows start 16-byte aligned: x0 * 3 samples is a multiple of 192), else sample by sample.
+template <class T>
+__device__ __forceinline__ void storeStaged(const T (&staged)[kTileH][kTileW * 3], const ImageView<T>& plane, int x0, int y0, int subW, int subH) {
+  int tid = threadIdx.y * kThreadsX + threadIdx.x;
+  if (x0 + kTileW <= subW && y0 + kTileH <= subH) {
+    constexpr int kChunks = kTileW * 3 * static_cast<int>(sizeof(T)) / 16;  // per row
+    for (int i = tid; i < kChunks * kTileH; i += kThreadsX * kThreadsY) {
+      int row = i / kChunks, chunk = i - row * kChunks;
+      reinterpret_cast<uint4*>(plane.row(y0 + row) + x0 * 3)[chunk] = reinterpret_cast<const uint4*>(staged[row])[chunk];
+    }
+    return;
+  }
+  int rows = min(kTileH, subH - y0), samples = min(kTileW, subW - x0) * 3;
+  for (int i = tid; i < rows * kTileW * 3; i += kThreadsX * kThreadsY) {
+    int row = i / (kTileW * 3), column = i - row * kTileW * 3;
+    if (column < samples) plane.row(y0 + row)[x0 * 3 + column] = staged[row][column];
+  }
+}
+
 // Colour sensors. C00..C11: the Bayer colours of the quad (template, so nothing is selected at
 // run time). `out.angle` is in block-position order (the launcher reorders it). Each position's
 // RGB is stored as soon as it is made; Stokes sums are kept only when a Stokes plane is wanted.
@@ -93,11 +113,12 @@ template <int C00, int C10, int C01, int C11, bool Stokes, class T>
 __global__ void __launch_bounds__(kThreadsX* kThreadsY) demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
                                                                         PositionWeights weights) {
   __shared__ uint16_t tile[kRawTileH][kRawTileW];
+  __shared__ __align__(16) T staged[kTileH][kTileW * 3];  // one angle's RGB rows, written out 16 bytes at a time
   int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
   loadTile(tile, s, raw, x0, y0, subW, subH);
   __syncthreads();
   int x = x0 + 2 * threadIdx.x, y = y0 + 2 * threadIdx.y;  // the quad's top-left pixel
-  if (x >= subW || y >= subH) return;                       // sub-image sizes are even
+  bool inside = x < subW && y < subH;                       // sub-image sizes are even
   int maxv = maxValue(s.format);
   int sum[4][3] = {}, s1[4][3] = {}, s2[4][3] = {};          // [quad pixel][channel], scaled below
   float w1[4], w2[4];
@@ -117,15 +138,18 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) demosaicColour(Settings 
       if (q == 3) mhcPixel<C11, C01, C10>(p, maxv, rgb[q]);
     }
     const ImageView<T>& plane = out.angle[position];
-    if (plane.data) {
+    if (plane.data) {  // the same for the whole block: every thread reaches both barriers
+      if (inside)
 #pragma unroll
-      for (int qy = 0; qy < 2; ++qy) {
-        T* row = plane.row(y + qy) + x * 3;
+        for (int qy = 0; qy < 2; ++qy)
 #pragma unroll
-        for (int i = 0; i < 6; ++i) row[i] = static_cast<T>(rgb[qy * 2 + i / 3][i % 3]);
-      }
+          for (int i = 0; i < 6; ++i) staged[2 * threadIdx.y + qy][2 * threadIdx.x * 3 + i] = static_cast<T>(rgb[qy * 2 + i / 3][i % 3]);
+      __syncthreads();
+      storeStaged(staged, plane, x0, y0, subW, subH);
+      __syncthreads();
     }
     if constexpr (Stokes) {
+      if (!inside) continue;
 #pragma unroll
       for (int q = 0; q < 4; ++q)
 #pragma unroll
@@ -137,6 +161,7 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) demosaicColour(Settings 
     }
   }
   if constexpr (Stokes) {
+    if (!inside) return;
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       int px = x + (q & 1), py = y + (q >> 1);
