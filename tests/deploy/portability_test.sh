@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# tools/check-portability passes on the tree and catches a planted API newer than CUDA 11.4.
+set -uo pipefail
+tools="$(cd "$(dirname "$0")/../../tools" && pwd)"
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$tools/check-portability" || fail "the tree itself does not pass"
+planted=$(mktemp -d)
+trap 'rm -rf "$planted"' EXIT
+mkdir -p "$planted/cuda"
+printf '#include <cuda_runtime.h>\n__global__ void k(int* p) { *p = 1; }\nvoid go(int* p) {\n  cudaLaunchConfig_t config = {};\n  (void)config;\n  k<<<1, 1>>>(p);\n}\n' > "$planted/cuda/new_api.cu"
+out=$("$tools/check-portability" --root "$planted" 2>&1) && fail "a CUDA 11.8 API passed"
+grep -q "cudaLaunchConfig_t needs CUDA 11.8" <<<"$out" || fail "the API was not named: $out"
+echo "2 passed, 0 failed"
