@@ -59,8 +59,10 @@ TEST_P(ColourTruth, MhcBeatsBilinearAndStokesAreClose) {
   auto planes = demosaicPlanes(s, f.raw, {"angles", "s0", "dolp", "aolp"}, false);
   for (int k = 0; k < 4; ++k) {
     double mhc = psnr(planes.at(angleName(k)), f.angle[k], 255), bilinear = psnr(bilinearAngle(s, f.raw, k), f.angle[k], 255);
-    EXPECT_GT(mhc, bilinear + 1.0) << angleName(k) << ": MHC " << mhc << " dB vs bilinear " << bilinear << " dB";
-    EXPECT_GT(mhc, 25.0) << angleName(k);
+    RecordProperty(std::string(angleName(k)) + "_psnr_mhc_vs_bilinear", std::to_string(mhc) + " / " + std::to_string(bilinear));
+    // Measured (baboon, fruits, home): MHC 31.8-44.3 dB, 3.2-5.5 dB above bilinear on every angle.
+    EXPECT_GT(mhc, bilinear + 2.0) << angleName(k) << ": MHC " << mhc << " dB vs bilinear " << bilinear << " dB";
+    EXPECT_GT(mhc, 30.0) << angleName(k);
   }
   // S0/2 of the four demosaiced angles against the truth S0/2, per channel, from the truth angles.
   Image truthS0({Depth::u8, 3}, f.angle[0].width(), f.angle[0].height(), MemoryKind::host);
@@ -71,11 +73,14 @@ TEST_P(ColourTruth, MhcBeatsBilinearAndStokesAreClose) {
         for (int k = 0; k < 4; ++k) sum += f.angle[k].view<uint8_t>().at(x, y, c);
         truthS0.view<uint8_t>().at(x, y, c) = static_cast<uint8_t>((sum + 2) >> 2);
       }
-  EXPECT_GT(psnr(planes.at("s0"), truthS0, 255), 28.0);
-  // Colour errors in textured areas disturb the Stokes ratios; on average DoLP stays within 0.08 and
-  // AoLP within 0.15 rad (9 degrees) of the truth (fields span 0.1-0.9 and 0-pi).
-  EXPECT_LT(meanAbs(planes.at("dolp"), f.dolp), 0.08);
-  EXPECT_LT(angleError(planes.at("aolp"), f.aolp, 2), 0.15);
+  // Measured: S0 32.6-43.5 dB; mean DoLP error 0.004-0.011, mean AoLP error 0.006-0.016 rad (the
+  // fruits' dark background amplifies rounding). Bounds: about twice the worst measured.
+  EXPECT_GT(psnr(planes.at("s0"), truthS0, 255), 30.0);
+  RecordProperty("dolp_mean_abs_error", std::to_string(meanAbs(planes.at("dolp"), f.dolp)));
+  RecordProperty("aolp_mean_abs_error_rad", std::to_string(angleError(planes.at("aolp"), f.aolp, 2)));
+  RecordProperty("s0_psnr", std::to_string(psnr(planes.at("s0"), truthS0, 255)));
+  EXPECT_LT(meanAbs(planes.at("dolp"), f.dolp), 0.02);
+  EXPECT_LT(angleError(planes.at("aolp"), f.aolp, 2), 0.03);
 }
 
 INSTANTIATE_TEST_SUITE_P(Pictures, ColourTruth, ::testing::ValuesIn(kPictures), [](const auto& info) {
