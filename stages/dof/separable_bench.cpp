@@ -1,0 +1,68 @@
+// tools/bench cases filter/*: a 19-tap Gaussian on RGB8 at the frame size and at half of it (the
+// demosaiced size). Bytes moved = the image read once + written once; the float intermediate
+// between the passes is this implementation's cost, not a floor.
+#include "stages/dof/separable.hpp"
+#include "tools/benchmark/bench.hpp"
+
+#if POLARPIPE_HAS_CUDA
+#include "pipeline/cuda_check.hpp"
+#endif
+
+namespace pp::filter {
+namespace {
+
+class GaussianRun : public bench::Run {
+ public:
+  GaussianRun(int width, int height, int sets, bool cuda) : cuda_(cuda), taps_(gaussianTaps(19)) {
+    Format rgb{Depth::u8, 3};
+    MemoryKind memory = cuda ? MemoryKind::device : MemoryKind::host;
+    for (int i = 0; i < sets; ++i) {
+      Image host = [&] {
+        Image img(rgb, width, height, MemoryKind::host);
+        auto v = img.view<uint8_t>();
+        for (int y = 0; y < height; ++y)
+          for (int x = 0; x < width * 3; ++x) v.row(y)[x] = static_cast<uint8_t>((x * 7 + y * 13 + i * 31) & 0xFF);
+        return img;
+      }();
+      sources_.emplace_back(rgb, width, height, memory);
+      copyImage(host, sources_.back(), nullptr);
+      outputs_.emplace_back(rgb, width, height, memory);
+    }
+    if (cuda) {
+      scratch_ = Image({Depth::f32, 3}, width, height, MemoryKind::device);
+      filter_ = std::make_unique<SeparableCuda>(taps_);
+#if POLARPIPE_HAS_CUDA
+      PP_CUDA_CHECK(cudaDeviceSynchronize());
+#endif
+    }
+    pixels_ = static_cast<double>(width) * height;
+  }
+  void iterate(int index, StreamHandle stream) override {
+    auto i = static_cast<size_t>(index);
+    if (cuda_) filter_->apply(sources_[i], scratch_, outputs_[i], stream);
+    else separableCpu(sources_[i], outputs_[i], taps_);
+  }
+  double bytesMoved() const override { return 2 * 3 * pixels_; }
+  double pixels() const override { return pixels_; }
+
+ private:
+  bool cuda_;
+  std::vector<float> taps_;
+  std::vector<Image> sources_, outputs_;
+  Image scratch_;
+  std::unique_ptr<SeparableCuda> filter_;
+  double pixels_ = 0;
+};
+
+[[maybe_unused]] const bool registered = [] {
+  bench::registry().push_back({"filter/gaussian19-rgb8", "19-tap Gaussian, RGB8, frame size", true,
+                               [](bench::Size s, int sets) { return std::make_unique<GaussianRun>(s.width, s.height, sets, true); }});
+  bench::registry().push_back({"filter/gaussian19-rgb8-half", "19-tap Gaussian, RGB8, half the frame size", true,
+                               [](bench::Size s, int sets) { return std::make_unique<GaussianRun>(s.width / 2, s.height / 2, sets, true); }});
+  bench::registry().push_back({"filter/gaussian19-rgb8-half/cpu", "19-tap Gaussian, RGB8, half the frame size (CPU reference)", false,
+                               [](bench::Size s, int) { return std::make_unique<GaussianRun>(s.width / 2, s.height / 2, 1, false); }});
+  return true;
+}();
+
+}  // namespace
+}  // namespace pp::filter
