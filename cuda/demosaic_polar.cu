@@ -26,15 +26,7 @@ __device__ __forceinline__ void finishPixel(const Planes<T>& out, int x, int y, 
     float w = channels == 3 ? lumaWeight(c) : 1.f;
     luma.s0 += w * st.s0, luma.s1 += w * st.s1, luma.s2 += w * st.s2;
   }
-  if (!out.dolp.data && !out.aolp.data && !out.aolpVisual.data) return;
-  float d = dolp(luma), a = aolp(luma);
-  if (out.dolp.data) out.dolp.at(x, y) = d;
-  if (out.aolp.data) out.aolp.at(x, y) = a;
-  if (out.aolpVisual.data) {
-    uint8_t rgb[3];
-    aolpVisual(a, d, luma.s0 * 0.5f / maxv, rgb);
-    for (int c = 0; c < 3; ++c) out.aolpVisual.at(x, y, c) = rgb[c];
-  }
+  storePolarization(out, x, y, luma, maxv);
 }
 
 // Loads the block's raw tile. Sub-image coordinates are reflected at the borders, so every angle
@@ -176,15 +168,7 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) demosaicColour(Settings 
         float w = lumaWeight(c);
         luma.s0 += w * st.s0, luma.s1 += w * st.s1, luma.s2 += w * st.s2;
       }
-      if (!out.dolp.data && !out.aolp.data && !out.aolpVisual.data) continue;
-      float d = dolp(luma), a = aolp(luma);
-      if (out.dolp.data) out.dolp.at(px, py) = d;
-      if (out.aolp.data) out.aolp.at(px, py) = a;
-      if (out.aolpVisual.data) {
-        uint8_t rgbVisual[3];
-        aolpVisual(a, d, luma.s0 * 0.5f / static_cast<float>(maxv), rgbVisual);
-        for (int c = 0; c < 3; ++c) out.aolpVisual.at(px, py, c) = rgbVisual[c];
-      }
+      storePolarization(out, px, py, luma, static_cast<float>(maxv));
     }
   }
 }

@@ -116,6 +116,20 @@ PP_HD void aolpVisual(float aolpRad, float dolpValue, float value, uint8_t rgb[3
   rgb[0] = unitToByte(r), rgb[1] = unitToByte(g), rgb[2] = unitToByte(b);
 }
 
+// DoLP, AoLP and the HSV visual of one pixel from its (luminance) Stokes, where requested.
+template <class P>
+PP_HD void storePolarization(const P& out, int x, int y, Stokes s, float maxValue) {
+  if (!out.dolp.data && !out.aolp.data && !out.aolpVisual.data) return;
+  float d = dolp(s), a = aolp(s);
+  if (out.dolp.data) out.dolp.at(x, y) = d;
+  if (out.aolp.data) out.aolp.at(x, y) = a;
+  if (out.aolpVisual.data) {
+    uint8_t rgb[3];
+    aolpVisual(a, d, s.s0 * 0.5f / maxValue, rgb);
+    for (int c = 0; c < 3; ++c) out.aolpVisual.at(x, y, c) = rgb[c];
+  }
+}
+
 // One raw sample, whatever the packing. Mono12p: two pixels in three bytes, LSB first (GenICam).
 PP_HD int rawSample(const ImageView<const uint8_t>& raw, RawFormat format, int x, int y) {
   const uint8_t* row = raw.row(y);

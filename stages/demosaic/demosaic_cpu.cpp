@@ -98,14 +98,7 @@ template <class T> void demosaicCpu(const Settings& s, ImageView<const uint8_t> 
         float w = colour ? lumaWeight(c) : 1.f;
         luma.s0 += w * st.s0, luma.s1 += w * st.s1, luma.s2 += w * st.s2;
       }
-      float d = dolp(luma), a = aolp(luma);
-      storef(out.dolp, x, y, 0, d);
-      storef(out.aolp, x, y, 0, a);
-      if (!out.aolpVisual.empty()) {
-        uint8_t rgb[3];
-        aolpVisual(a, d, luma.s0 * 0.5f / maxv, rgb);
-        for (int c = 0; c < 3; ++c) out.aolpVisual.at(x, y, c) = rgb[c];
-      }
+      storePolarization(out, x, y, luma, maxv);
     }
 }
 
