@@ -147,3 +147,28 @@ TEST(Bench, ListsCasesAndRunsTheCpuOnesWithoutAGpu) {
 
 }  // namespace
 }  // namespace pp
+
+namespace pp {
+namespace {
+
+TEST(Cli, ASecondSignalExitsAtOnce) {
+  test::TempDir dir;
+  // A slow graph (CPU demosaic of 1024x1024 raw frames, PNG files) so that draining takes a while.
+  std::string config = dir / "slow.yaml";
+  std::ofstream(config) << "pipeline: {backend: cpu}\nsources:\n  - {name: cam, type: polar_synth, params: {picture: '" << test::picture("baboon.jpg")
+                        << "', frames: 0, variants: 2}}\nstages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {outputs: [angles, s0, aolp_visual]}}\n"
+                        << "sinks:\n  - {name: out, type: image_writer, inputs: {a: polar.angle_0, b: polar.angle_45, v: polar.aolp_visual}, params: {dir: frames}}\n";
+  Child c = spawn({binary(), "run", config}, dir);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (filesIn(dir.path() / "frames") < 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_GE(filesIn(dir.path() / "frames"), 1u) << slurp(c.err);
+  kill(c.pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  kill(c.pid, SIGINT);
+  auto sent = std::chrono::steady_clock::now();
+  EXPECT_EQ(waitFor(c, std::chrono::seconds(10)), 130) << slurp(c.err);
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(500)) << "the second signal does not wait for the drain";
+}
+
+}  // namespace
+}  // namespace pp
