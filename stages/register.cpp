@@ -5,6 +5,9 @@ namespace pp {
 namespace compose {
 void registerComposeStage(Registry& registry);
 }
+namespace dof {
+void registerDofStage(Registry& registry);
+}
 namespace demosaic {
 void registerDemosaicStage(Registry& registry);
 void registerSynthSource(Registry& registry);
@@ -14,6 +17,7 @@ void registerStages(Registry& registry) {
   compose::registerComposeStage(registry);
   demosaic::registerDemosaicStage(registry);
   demosaic::registerSynthSource(registry);
+  dof::registerDofStage(registry);
 }
 
 void registerAllNodes(Registry& registry) {

@@ -172,3 +172,27 @@ TEST(Cli, ASecondSignalExitsAtOnce) {
 
 }  // namespace
 }  // namespace pp
+
+namespace pp {
+namespace {
+
+TEST(Cli, DofOnFilesAndItsErrors) {
+  test::TempDir dir;
+  Image depth({Depth::f32, 1}, 512, 480, MemoryKind::host);
+  for (int y = 0; y < 480; ++y)
+    for (int x = 0; x < 512; ++x) depth.view<float>().at(x, y) = x < 256 ? 0.3f : 1.0f;
+  writeImage(dir / "depth.pfm", depth);
+  std::string picture = test::picture("fruits.jpg");
+  Child ok = spawn({binary(), "dof", picture, dir / "depth.pfm", "--focus-pixel", "100,100", "--out", dir / "out.png"}, dir);
+  ASSERT_EQ(waitFor(ok, std::chrono::seconds(60)), 0) << slurp(ok.err);
+  Image out = readImage(dir / "out.png"), in = readImage(picture);
+  EXPECT_EQ(in.view<uint8_t>().at(100, 100, 1), out.view<uint8_t>().at(100, 100, 1)) << "the focused half is unchanged";
+  Child outside = spawn({binary(), "dof", picture, dir / "depth.pfm", "--focus-pixel", "600,10", "--out", dir / "x.png"}, dir);
+  EXPECT_EQ(waitFor(outside, std::chrono::seconds(10)), 2);
+  EXPECT_NE(slurp(outside.err).find("--focus-pixel 600,10 is outside the 512x480 image"), std::string::npos) << slurp(outside.err);
+  Child neither = spawn({binary(), "dof", picture, dir / "depth.pfm", "--out", dir / "x.png"}, dir);
+  EXPECT_EQ(waitFor(neither, std::chrono::seconds(10)), 2);
+}
+
+}  // namespace
+}  // namespace pp

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   int exitCode = 0;
   pp::cli::addRunCommands(app, exitCode);
   pp::cli::addDemosaicCommands(app, exitCode);
+  pp::cli::addDofCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

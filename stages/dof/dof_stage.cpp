@@ -1,0 +1,97 @@
+#include <algorithm>
+#include <cmath>
+
+#include "config/params.hpp"
+#include "pipeline/registry.hpp"
+#include "stages/dof/dof.hpp"
+
+namespace pp::dof {
+
+namespace {
+
+struct DofParams {
+  std::string focus = "depth";
+  double focus_depth = 1.0;
+  std::vector<int> focus_pixel = {0, 0};
+  double k = 9.0;
+  int r_max = 9;
+  std::string input = "depth";
+  double baseline_focal = 1.0;
+};
+
+class DofStage : public Stage {
+ public:
+  using Params = DofParams;
+  static const ParamSchema<Params>& schema() {
+    static const auto schema = ParamSchema<Params>()
+        .add("focus", &Params::focus, "what is sharp: focus_depth, the depth at focus_pixel, or the nearest face (faces input; focus_depth until one is seen)",
+             oneOf({"depth", "pixel", "faces"}))
+        .add("focus_depth", &Params::focus_depth, "depth in focus (the depth plane's units)", numberIn(0, 1e9))
+        .add("focus_pixel", &Params::focus_pixel, "[x, y] of the image whose depth is in focus", intListOf(2, 0, 1 << 20))
+        .add("k", &Params::k, "blur radius per unit of depth away from focus", numberIn(0, 1e9))
+        .add("r_max", &Params::r_max, "largest blur radius in pixels (Gaussian of 2 r_max + 1 taps)", intIn(0, 31))
+        .add("input", &Params::input, "the depth input holds depth (f32) or disparity (u16 x16 fixed point, or f32 pixels)", oneOf({"depth", "disparity"}))
+        .add("baseline_focal", &Params::baseline_focal, "disparity input: depth = baseline_focal / disparity", numberIn(1e-9, 1e12));
+    return schema;
+  }
+
+  DofStage(const Params& p, ParamContext&) : p_(p) {
+    settings_.focusDepth = static_cast<float>(p.focus_depth);
+    settings_.k = static_cast<float>(p.k);
+    settings_.rMax = p.r_max;
+  }
+
+  void setup(PortSetup& ports) override {
+    const PortSpec* image = ports.imageInput("image", {{Depth::u8, 3}, {Depth::u8, 1}});
+    std::vector<Format> depthFormats = {{Depth::f32, 1}};
+    if (p_.input == "disparity") depthFormats.push_back({Depth::u16, 1});
+    const PortSpec* depth = ports.imageInput("depth", depthFormats);
+    const PortSpec* faces = ports.input("faces", p_.focus == "faces");
+    if (faces && faces->kind != PortKind::detections) ports.fail("input faces must be detections, but " + ports.upstreamName("faces") + " is an image");
+    if (!image || !depth) return;
+    bool larger = depth->width >= image->width;
+    int a = larger ? depth->width : image->width, b = larger ? image->width : depth->width;
+    int scale = b > 0 ? a / b : 0;
+    bool multiple = scale > 0 && a == b * scale && (larger ? depth->height == image->height * scale : image->height == depth->height * scale);
+    if (!multiple)
+      ports.fail("depth (" + ports.upstreamName("depth") + ", " + depth->text() + ") must be the image's size (" + image->text() + ") or an integer multiple of it");
+    if (p_.focus == "pixel" && (p_.focus_pixel[0] >= image->width || p_.focus_pixel[1] >= image->height))
+      ports.fail("focus_pixel [" + std::to_string(p_.focus_pixel[0]) + ", " + std::to_string(p_.focus_pixel[1]) + "] is outside the " +
+                 std::to_string(image->width) + "x" + std::to_string(image->height) + " image");
+    ports.output("image", *image);
+    depthAtImage_ = Image({Depth::f32, 1}, image->width, image->height, MemoryKind::host);
+  }
+
+  void process(ProcessContext& ctx) override {
+    const Image& image = ctx.in("image");
+    depthForImage(ctx.in("depth"), p_.input == "disparity", static_cast<float>(p_.baseline_focal), depthAtImage_);
+    Settings s = settings_;
+    auto z = depthAtImage_.view<float>();
+    if (p_.focus == "pixel") s.focusDepth = z.at(p_.focus_pixel[0], p_.focus_pixel[1]);
+    if (p_.focus == "faces" && ctx.connected("faces")) {
+      float nearest = std::numeric_limits<float>::infinity();
+      for (const Box& face : ctx.detectionsIn("faces")) {
+        int cx = std::clamp(static_cast<int>(face.x + face.w / 2), 0, image.width() - 1), cy = std::clamp(static_cast<int>(face.y + face.h / 2), 0, image.height() - 1);
+        float depth = face.depth > 0 ? face.depth : z.at(cx, cy);
+        if (std::isfinite(depth) && depth > 0) nearest = std::min(nearest, depth);
+      }
+      if (std::isfinite(nearest)) lastFaceDepth_ = nearest;
+      if (lastFaceDepth_ > 0) s.focusDepth = lastFaceDepth_;
+    }
+    renderCpu(s, image, depthAtImage_, ctx.out("image"));
+  }
+
+ private:
+  Params p_;
+  Settings settings_;
+  Image depthAtImage_;
+  float lastFaceDepth_ = 0;
+};
+
+}  // namespace
+
+void registerDofStage(Registry& registry) {
+  registry.add<DofStage>(Role::stage, "dof", "depth of field by layered Gaussian blur without foreground bleeding (inputs image, depth, faces)");
+}
+
+}  // namespace pp::dof

@@ -1,0 +1,77 @@
+// polarpipe dof: depth of field on files.
+#include <iostream>
+
+#include "pipeline/image_io.hpp"
+#include "stages/dof/dof.hpp"
+#include "tools/cli/commands.hpp"
+
+namespace pp::cli {
+
+namespace {
+
+struct DofArgs {
+  std::string image, depth, out, backend = "cpu";
+  bool disparity = false;
+  double baselineFocal = 1, focusDepth = -1, k = 9;
+  std::vector<int> focusPixel;
+  int rMax = 9;
+};
+
+int dofFile(const DofArgs& a) {
+  if (a.backend == "cuda") throw std::invalid_argument("--backend cuda: the dof stage has only its CPU reference so far");
+  Image image = readImage(a.image);
+  if (image.format() != Format{Depth::u8, 3} && image.format() != Format{Depth::u8, 1})
+    throw std::invalid_argument(a.image + " is " + toString(image.format()) + "; dof takes 8-bit grey or RGB pictures");
+  Image plane = readImage(a.depth);
+  if (plane.format() != Format{Depth::f32, 1} && !(a.disparity && plane.format() == Format{Depth::u16, 1}))
+    throw std::invalid_argument(a.depth + " is " + toString(plane.format()) + "; depth is a float PFM, or with --disparity a 16-bit PNG (x16) or float PFM");
+  Image depth({Depth::f32, 1}, image.width(), image.height(), MemoryKind::host);
+  try {
+    dof::depthForImage(plane, a.disparity, static_cast<float>(a.baselineFocal), depth);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(a.depth + ": " + e.what());
+  }
+  dof::Settings s;
+  s.k = static_cast<float>(a.k);
+  s.rMax = a.rMax;
+  if (!a.focusPixel.empty()) {
+    int x = a.focusPixel[0], y = a.focusPixel[1];
+    if (x < 0 || y < 0 || x >= image.width() || y >= image.height())
+      throw std::invalid_argument("--focus-pixel " + std::to_string(x) + "," + std::to_string(y) + " is outside the " + std::to_string(image.width()) + "x" +
+                                  std::to_string(image.height()) + " image");
+    s.focusDepth = depth.view<float>().at(x, y);
+  } else {
+    s.focusDepth = static_cast<float>(a.focusDepth);
+  }
+  Image out(image.format(), image.width(), image.height(), MemoryKind::host);
+  dof::renderCpu(s, image, depth, out);
+  writeImage(a.out, out);
+  std::cout << a.out << " (focus depth " << s.focusDepth << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+void addDofCommand(CLI::App& app, int& exitCode) {
+  auto a = std::make_shared<DofArgs>();
+  auto* cmd = app.add_subcommand("dof", "synthetic depth of field from a picture and its depth (or disparity) map");
+  cmd->add_option("IMAGE", a->image, "8-bit grey or RGB picture")->required()->check(CLI::ExistingFile);
+  cmd->add_option("DEPTH", a->depth, "depth as PFM (float), or with --disparity a 16-bit PNG (disparity x16) or PFM; the image's size or an integer multiple")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--disparity", a->disparity, "DEPTH holds disparity: depth = --baseline-focal / disparity");
+  cmd->add_option("--baseline-focal", a->baselineFocal, "baseline x focal length, for --disparity")->check(CLI::PositiveNumber)->capture_default_str();
+  auto* depthOption = cmd->add_option("--focus-depth", a->focusDepth, "depth in focus")->check(CLI::NonNegativeNumber);
+  auto* pixelOption = cmd->add_option("--focus-pixel", a->focusPixel, "X,Y: the depth at this pixel is in focus")->delimiter(',')->expected(2);
+  depthOption->excludes(pixelOption);
+  cmd->add_option("--k", a->k, "blur radius per unit of depth away from focus")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--r-max", a->rMax, "largest blur radius in pixels")->check(CLI::Range(0, 31))->capture_default_str();
+  cmd->add_option("--backend", a->backend, "cpu (the CUDA backend is not written yet)")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  cmd->add_option("--out", a->out, "output image (.png)")->required();
+  cmd->callback([a, cmd, &exitCode, depthOption, pixelOption] {
+    if (depthOption->count() == 0 && pixelOption->count() == 0) throw CLI::RequiredError("--focus-depth or --focus-pixel");
+    exitCode = dofFile(*a);
+  });
+}
+
+}  // namespace pp::cli
