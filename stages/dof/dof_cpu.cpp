@@ -25,14 +25,19 @@ float bandEdge(const Settings& s, float z, int r0) {
 
 }  // namespace
 
-void depthForImage(const Image& plane, bool disparity, float baselineFocal, Image& out) {
-  int pw = plane.width(), ph = plane.height(), w = out.width(), h = out.height();
-  bool larger = pw >= w;
-  int scale = larger ? pw / w : w / pw;
-  bool fits = scale > 0 && (larger ? pw == w * scale && ph == h * scale : w == pw * scale && h == ph * scale);
+PlaneMapping mapPlane(int planeWidth, int planeHeight, int width, int height) {
+  bool larger = planeWidth >= width;
+  int scale = larger ? planeWidth / width : width / planeWidth;
+  bool fits = scale > 0 && (larger ? planeWidth == width * scale && planeHeight == height * scale : width == planeWidth * scale && height == planeHeight * scale);
   if (!fits)
-    throw std::invalid_argument("a depth plane of " + std::to_string(pw) + "x" + std::to_string(ph) + " is neither the image's " + std::to_string(w) + "x" +
-                                std::to_string(h) + " nor an integer multiple of it");
+    throw std::invalid_argument("a depth plane of " + std::to_string(planeWidth) + "x" + std::to_string(planeHeight) + " is neither the image's " +
+                                std::to_string(width) + "x" + std::to_string(height) + " nor an integer multiple of it");
+  return {scale, larger};
+}
+
+void depthForImage(const Image& plane, bool disparity, float baselineFocal, Image& out) {
+  int w = out.width(), h = out.height();
+  auto [scale, larger] = mapPlane(plane.width(), plane.height(), w, h);
   auto dst = out.view<float>();
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
@@ -43,6 +48,15 @@ void depthForImage(const Image& plane, bool disparity, float baselineFocal, Imag
     }
 }
 
+float resolveFocus(const Settings& s, const Image& depthAtImage) {
+  float nearest = std::numeric_limits<float>::infinity();
+  for (const auto& [x, y] : s.focusPixels) {
+    float z = depthAtImage.view<float>().at(x, y);
+    if (valid(z)) nearest = std::min(nearest, z);
+  }
+  return std::isfinite(nearest) ? nearest : s.focusDepth;
+}
+
 float radiusAt(const Settings& s, float z) {
   if (!valid(z)) return static_cast<float>(s.rMax);
   return std::min(s.k * std::fabs(z - s.focusDepth), static_cast<float>(s.rMax));
@@ -50,7 +64,9 @@ float radiusAt(const Settings& s, float z) {
 
 // For every (band edge, radius) the image needs: blur image x mask and the mask with that radius,
 // then each pixel divides and mixes its two radii. Plain and slow: the specification.
-void renderCpu(const Settings& s, const Image& image, const Image& depth, Image& out) {
+void renderCpu(const Settings& given, const Image& image, const Image& depth, Image& out) {
+  Settings s = given;
+  s.focusDepth = resolveFocus(given, depth);
   int w = image.width(), h = image.height(), channels = image.format().channels;
   auto z = depth.view<float>();
   auto in = image.view<uint8_t>();

@@ -35,6 +35,8 @@ class DofStage : public Stage {
     return schema;
   }
 
+  bool hasCuda() const override { return POLARPIPE_HAS_CUDA; }
+
   DofStage(const Params& p, ParamContext&) : p_(p) {
     settings_.focusDepth = static_cast<float>(p.focus_depth);
     settings_.k = static_cast<float>(p.k);
@@ -59,33 +61,41 @@ class DofStage : public Stage {
       ports.fail("focus_pixel [" + std::to_string(p_.focus_pixel[0]) + ", " + std::to_string(p_.focus_pixel[1]) + "] is outside the " +
                  std::to_string(image->width) + "x" + std::to_string(image->height) + " image");
     ports.output("image", *image);
-    depthAtImage_ = Image({Depth::f32, 1}, image->width, image->height, MemoryKind::host);
+    cuda_ = ports.backend() == Backend::cuda;
+    if (!cuda_) depthAtImage_ = Image({Depth::f32, 1}, image->width, image->height, MemoryKind::host);
   }
 
   void process(ProcessContext& ctx) override {
     const Image& image = ctx.in("image");
-    depthForImage(ctx.in("depth"), p_.input == "disparity", static_cast<float>(p_.baseline_focal), depthAtImage_);
     Settings s = settings_;
-    auto z = depthAtImage_.view<float>();
-    if (p_.focus == "pixel") s.focusDepth = z.at(p_.focus_pixel[0], p_.focus_pixel[1]);
-    if (p_.focus == "faces" && ctx.connected("faces")) {
-      float nearest = std::numeric_limits<float>::infinity();
-      for (const Box& face : ctx.detectionsIn("faces")) {
-        int cx = std::clamp(static_cast<int>(face.x + face.w / 2), 0, image.width() - 1), cy = std::clamp(static_cast<int>(face.y + face.h / 2), 0, image.height() - 1);
-        float depth = face.depth > 0 ? face.depth : z.at(cx, cy);
-        if (std::isfinite(depth) && depth > 0) nearest = std::min(nearest, depth);
+    if (p_.focus == "pixel") s.focusPixels = {{p_.focus_pixel[0], p_.focus_pixel[1]}};
+    if (p_.focus == "faces") {
+      const Detections& faces = ctx.detectionsIn("faces");
+      if (!faces.empty()) {  // without faces in this frame, the last ones keep the focus
+        lastFaces_.clear();
+        for (const Box& face : faces) {
+          if (lastFaces_.size() == 16) break;
+          lastFaces_.push_back({std::clamp(static_cast<int>(face.x + face.w / 2), 0, image.width() - 1),
+                                std::clamp(static_cast<int>(face.y + face.h / 2), 0, image.height() - 1)});
+        }
       }
-      if (std::isfinite(nearest)) lastFaceDepth_ = nearest;
-      if (lastFaceDepth_ > 0) s.focusDepth = lastFaceDepth_;
+      s.focusPixels = lastFaces_;
     }
+    bool disparity = p_.input == "disparity";
+    if (cuda_) {
+      renderCuda(s, image, ctx.in("depth"), disparity, static_cast<float>(p_.baseline_focal), ctx.out("image"), ctx.stream());
+      return;
+    }
+    depthForImage(ctx.in("depth"), disparity, static_cast<float>(p_.baseline_focal), depthAtImage_);
     renderCpu(s, image, depthAtImage_, ctx.out("image"));
   }
 
  private:
   Params p_;
   Settings settings_;
-  Image depthAtImage_;
-  float lastFaceDepth_ = 0;
+  bool cuda_ = false;
+  Image depthAtImage_;  // CPU backend: the depth at each image pixel
+  std::vector<std::array<int, 2>> lastFaces_;
 };
 
 }  // namespace

@@ -21,7 +21,7 @@ Image constantDepth(int w, int h, float z) {
 
 TEST(Dof, ASharpForegroundDoesNotBleedIntoTheBlurredBackground) {
   int w = 96, h = 80;
-  Settings s{0.2f, 9.f, 9};  // background at 1.0: radius 7.2
+  Settings s{0.2f, 9.f, 9, {}};  // background at 1.0: radius 7.2
   Image scene({Depth::u8, 3}, w, h, MemoryKind::host);
   auto v = scene.view<uint8_t>();
   for (int y = 0; y < h; ++y)
@@ -69,7 +69,7 @@ TEST(Dof, PixelsAtTheFocusDepthAreUnchanged) {
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) depth.view<float>().at(x, y) = (x + y) % 3 == 0 ? 1.5f : z(test::rng());
   Image out(image.format(), w, h, MemoryKind::host);
-  renderCpu({1.5f, 9.f, 9}, image, depth, out);
+  renderCpu({1.5f, 9.f, 9, {}}, image, depth, out);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x)
       if ((x + y) % 3 == 0)
@@ -86,7 +86,7 @@ TEST(Dof, BlurGrowsWithDistanceFromFocus) {
   int previousPeak = 256, previousSpread = -1;
   for (int z = 0; z <= 9; ++z) {
     Image out(impulse.format(), n, n, MemoryKind::host);
-    renderCpu({1.f, 1.f, 9}, impulse, constantDepth(n, n, 1.f + static_cast<float>(z)), out);  // radius z
+    renderCpu({1.f, 1.f, 9, {}}, impulse, constantDepth(n, n, 1.f + static_cast<float>(z)), out);  // radius z
     int peak = out.view<uint8_t>().at(n / 2, n / 2), spread = 0;
     for (int y = 0; y < n; ++y)
       for (int x = 0; x < n; ++x) spread += out.view<uint8_t>().at(x, y) > 0;
@@ -109,7 +109,7 @@ TEST(Dof, DepthPlanesOfOtherSizesAndDisparity) {
   depthForImage(disparity, true, 50.f, fromDisparity);
   EXPECT_FLOAT_EQ(fromDisparity.view<float>().at(1, 1), 5.f);
   EXPECT_TRUE(std::isinf(fromDisparity.view<float>().at(3, 0)));
-  EXPECT_FLOAT_EQ(radiusAt({1.f, 9.f, 9}, std::numeric_limits<float>::infinity()), 9.f) << "invalid depth is fully blurred background";
+  EXPECT_FLOAT_EQ(radiusAt({1.f, 9.f, 9, {}}, std::numeric_limits<float>::infinity()), 9.f) << "invalid depth is fully blurred background";
   Image odd({Depth::f32, 1}, 7, 6, MemoryKind::host);
   EXPECT_THROW(depthForImage(odd, false, 1.f, atImage), std::invalid_argument);
 }

@@ -10,7 +10,7 @@ namespace pp::cli {
 namespace {
 
 struct DofArgs {
-  std::string image, depth, out, backend = "cpu";
+  std::string image, depth, out, backend = "auto";
   bool disparity = false;
   double baselineFocal = 1, focusDepth = -1, k = 9;
   std::vector<int> focusPixel;
@@ -18,7 +18,8 @@ struct DofArgs {
 };
 
 int dofFile(const DofArgs& a) {
-  if (a.backend == "cuda") throw std::invalid_argument("--backend cuda: the dof stage has only its CPU reference so far");
+  bool cuda = a.backend == "cuda" || (a.backend == "auto" && gpuAvailable());
+  if (cuda && !gpuAvailable()) throw std::invalid_argument("--backend cuda, but " + gpuDescription());
   Image image = readImage(a.image);
   if (image.format() != Format{Depth::u8, 3} && image.format() != Format{Depth::u8, 1})
     throw std::invalid_argument(a.image + " is " + toString(image.format()) + "; dof takes 8-bit grey or RGB pictures");
@@ -34,19 +35,29 @@ int dofFile(const DofArgs& a) {
   dof::Settings s;
   s.k = static_cast<float>(a.k);
   s.rMax = a.rMax;
+  s.focusDepth = static_cast<float>(a.focusDepth);
   if (!a.focusPixel.empty()) {
     int x = a.focusPixel[0], y = a.focusPixel[1];
     if (x < 0 || y < 0 || x >= image.width() || y >= image.height())
       throw std::invalid_argument("--focus-pixel " + std::to_string(x) + "," + std::to_string(y) + " is outside the " + std::to_string(image.width()) + "x" +
                                   std::to_string(image.height()) + " image");
-    s.focusDepth = depth.view<float>().at(x, y);
-  } else {
-    s.focusDepth = static_cast<float>(a.focusDepth);
+    s.focusPixels = {{x, y}};
   }
   Image out(image.format(), image.width(), image.height(), MemoryKind::host);
-  dof::renderCpu(s, image, depth, out);
+  if (cuda) {
+    Stream stream;
+    Image deviceImage(image.format(), image.width(), image.height(), MemoryKind::device), devicePlane(plane.format(), plane.width(), plane.height(), MemoryKind::device);
+    Image deviceOut(image.format(), image.width(), image.height(), MemoryKind::device);
+    copyImage(image, deviceImage, stream.handle());
+    copyImage(plane, devicePlane, stream.handle());
+    dof::renderCuda(s, deviceImage, devicePlane, a.disparity, static_cast<float>(a.baselineFocal), deviceOut, stream.handle());
+    copyImage(deviceOut, out, stream.handle());
+    stream.synchronize();
+  } else {
+    dof::renderCpu(s, image, depth, out);
+  }
   writeImage(a.out, out);
-  std::cout << a.out << " (focus depth " << s.focusDepth << ")\n";
+  std::cout << a.out << " (focus depth " << dof::resolveFocus(s, depth) << ", " << (cuda ? "cuda" : "cpu") << ")\n";
   return 0;
 }
 
@@ -66,7 +77,7 @@ void addDofCommand(CLI::App& app, int& exitCode) {
   depthOption->excludes(pixelOption);
   cmd->add_option("--k", a->k, "blur radius per unit of depth away from focus")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--r-max", a->rMax, "largest blur radius in pixels")->check(CLI::Range(0, 31))->capture_default_str();
-  cmd->add_option("--backend", a->backend, "cpu (the CUDA backend is not written yet)")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  cmd->add_option("--backend", a->backend, "cuda, cpu, or auto (CUDA when a device is present)")->check(CLI::IsMember({"auto", "cuda", "cpu"}))->capture_default_str();
   cmd->add_option("--out", a->out, "output image (.png)")->required();
   cmd->callback([a, cmd, &exitCode, depthOption, pixelOption] {
     if (depthOption->count() == 0 && pixelOption->count() == 0) throw CLI::RequiredError("--focus-depth or --focus-pixel");

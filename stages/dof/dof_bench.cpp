@@ -1,6 +1,7 @@
-// tools/bench cases filter/*: a 19-tap Gaussian on RGB8 at the frame size and at half of it (the
+// tools/bench cases filter/* and dof/*. filter: a 19-tap Gaussian on RGB8 at the frame size and at half of it (the
 // demosaiced size). Bytes moved = the image read once + written once; the float intermediate
 // between the passes is this implementation's cost, not a floor.
+#include "stages/dof/dof.hpp"
 #include "stages/dof/separable.hpp"
 #include "tools/benchmark/bench.hpp"
 
@@ -66,3 +67,52 @@ class GaussianRun : public bench::Run {
 
 }  // namespace
 }  // namespace pp::filter
+
+namespace pp::dof {
+namespace {
+
+// dof at half the frame size (the demosaiced image) with r_max 9: one gather pass; bytes moved =
+// RGB in + depth in + RGB out.
+class DofRun : public bench::Run {
+ public:
+  DofRun(int width, int height, int sets) {
+    for (int i = 0; i < sets; ++i) {
+      Image host({Depth::u8, 3}, width, height, MemoryKind::host), z({Depth::f32, 1}, width, height, MemoryKind::host);
+      for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x) {
+          for (int c = 0; c < 3; ++c) host.view<uint8_t>().at(x, y, c) = static_cast<uint8_t>((x * 5 + y * 3 + c * 50 + i) & 0xFF);
+          z.view<float>().at(x, y) = 0.3f + 1.2f * static_cast<float>(x) / width;  // a ramp: every radius occurs
+        }
+      images_.emplace_back(host.format(), width, height, MemoryKind::device);
+      depths_.emplace_back(z.format(), width, height, MemoryKind::device);
+      outputs_.emplace_back(host.format(), width, height, MemoryKind::device);
+      copyImage(host, images_.back(), nullptr);
+      copyImage(z, depths_.back(), nullptr);
+    }
+    settings_ = {0.8f, 9.f, 9, {}};
+#if POLARPIPE_HAS_CUDA
+    PP_CUDA_CHECK(cudaDeviceSynchronize());
+#endif
+    pixels_ = static_cast<double>(width) * height;
+  }
+  void iterate(int index, StreamHandle stream) override {
+    auto i = static_cast<size_t>(index);
+    renderCuda(settings_, images_[i], depths_[i], false, 1.f, outputs_[i], stream);
+  }
+  double bytesMoved() const override { return pixels_ * (3 + 4 + 3); }
+  double pixels() const override { return pixels_; }
+
+ private:
+  std::vector<Image> images_, depths_, outputs_;
+  Settings settings_;
+  double pixels_ = 0;
+};
+
+[[maybe_unused]] const bool registered = [] {
+  bench::registry().push_back({"dof/rgb8-half-rmax9", "depth of field, RGB8 at half the frame size, r_max 9, depth ramp through every radius", true,
+                               [](bench::Size s, int sets) { return std::make_unique<DofRun>(s.width / 2, s.height / 2, sets); }});
+  return true;
+}();
+
+}  // namespace
+}  // namespace pp::dof

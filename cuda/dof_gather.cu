@@ -1,0 +1,135 @@
+#include <stdexcept>
+#include <string>
+
+#include "cuda/dof_gather.cuh"
+#include "pipeline/cuda_check.hpp"
+
+namespace pp::dof {
+
+namespace {
+
+constexpr int kTapsTable = (kMaxGatherRadius + 1) * (kMaxGatherRadius + 1);  // radius r at offset r*r, 2r+1 taps
+__constant__ float cRadiusTaps[kTapsTable];
+
+constexpr int kBlockX = 32, kBlockY = 8;
+constexpr int kTapRow = 2 * kMaxGatherRadius + 1;
+
+__device__ __forceinline__ bool validDepth(float z) { return isfinite(z) && z > 0.f; }
+
+// The same float operations as dof_cpu.cpp's depthForImage, radiusAt and bandEdge.
+__device__ __forceinline__ float depthAt(const ImageView<const uint8_t>& plane, const DepthPlane& p, int x, int y) {
+  int sx = p.larger ? x * p.scale : x / p.scale, sy = p.larger ? y * p.scale : y / p.scale;
+  const uint8_t* row = plane.row(sy);
+  float v = p.u16 ? static_cast<float>(reinterpret_cast<const uint16_t*>(row)[sx]) / 16.f : reinterpret_cast<const float*>(row)[sx];
+  if (p.disparity) v = v > 0 ? p.baselineFocal / v : INFINITY;
+  return v;
+}
+__device__ __forceinline__ float radiusAt(const GatherSettings& s, float focus, float z) {
+  if (!validDepth(z)) return static_cast<float>(s.rMax);
+  return fminf(s.k * fabsf(z - focus), static_cast<float>(s.rMax));
+}
+__device__ __forceinline__ float bandEdge(const GatherSettings& s, float focus, float z, int r0) {
+  if (!validDepth(z)) return INFINITY;
+  float edge = z >= focus ? focus + static_cast<float>(r0) / s.k : focus - static_cast<float>(r0 + 1) / s.k;
+  return fminf(edge, z);
+}
+
+// Shared tile: the block's pixels and a halo of rMax (replicated at the borders), RGB as floats in
+// .xyz and depth in .w (invalid depth as +inf, so "at or behind" is one comparison).
+template <int C>
+__global__ void gather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out, GatherSettings s) {
+  extern __shared__ float4 tile[];
+  int halo = s.rMax, tileW = kBlockX + 2 * halo, tileH = kBlockY + 2 * halo;
+  // After the tile: each radius' taps, zero-padded to +-kMaxGatherRadius around the centre.
+  float* radiusTaps = reinterpret_cast<float*>(tile + tileW * tileH);
+  for (int i = threadIdx.y * kBlockX + threadIdx.x; i < (s.rMax + 1) * kTapRow; i += kBlockX * kBlockY) {
+    int r = i / kTapRow, d = i - r * kTapRow - kMaxGatherRadius;
+    radiusTaps[i] = abs(d) <= r ? cRadiusTaps[r * r + d + r] : 0.f;
+  }
+  // The focus: the nearest valid depth among the focus pixels (read here, so the host never waits).
+  float nearest = INFINITY;
+#pragma unroll
+  for (int i = 0; i < kMaxFocusPixels; ++i) {  // constant indices keep the settings in parameter space
+    if (i >= s.focusCount) break;
+    float f = depthAt(depth, s.plane, s.focusX[i], s.focusY[i]);
+    if (validDepth(f)) nearest = fminf(nearest, f);
+  }
+  float focus = isfinite(nearest) ? nearest : s.focusDepth;
+  int x0 = blockIdx.x * kBlockX, y0 = blockIdx.y * kBlockY;
+  for (int i = threadIdx.y * kBlockX + threadIdx.x; i < tileW * tileH; i += kBlockX * kBlockY) {
+    int ty = i / tileW, tx = i - ty * tileW;
+    int x = min(max(x0 - halo + tx, 0), image.width - 1), y = min(max(y0 - halo + ty, 0), image.height - 1);
+    float z = depthAt(depth, s.plane, x, y);
+    float4 v;
+    v.x = image.at(x, y, 0);
+    v.y = C == 3 ? image.at(x, y, 1) : 0.f;
+    v.z = C == 3 ? image.at(x, y, 2) : 0.f;
+    v.w = validDepth(z) ? z : INFINITY;
+    tile[i] = v;
+  }
+  __syncthreads();
+  int x = x0 + threadIdx.x, y = y0 + threadIdx.y;
+  bool inside = x < image.width && y < image.height;
+  float z = inside ? depthAt(depth, s.plane, x, y) : 1.f;
+  float rho = radiusAt(s, focus, z);
+  int r0 = static_cast<int>(floorf(rho)), r1 = min(r0 + 1, s.rMax);
+  float t = rho - static_cast<float>(r0), edge = bandEdge(s, focus, z, r0);
+  // Loop to the warp's largest radius so its threads stay together; weights outside a radius are 0.
+  int reach = inside ? r1 : 0;
+  for (int offset = 16; offset > 0; offset /= 2) reach = max(reach, __shfl_xor_sync(0xffffffffu, reach, offset));
+  float num0[3] = {}, num1[3] = {}, den0 = 0.f, den1 = 0.f;
+  int cx = threadIdx.x + halo, cy = threadIdx.y + halo;
+  // Weights from the zero-padded shared table: no branch on the radius, and threads of different
+  // radii read different addresses at once (constant memory would serialize them).
+  const float* taps0 = radiusTaps + r0 * kTapRow + kMaxGatherRadius;
+  const float* taps1 = radiusTaps + r1 * kTapRow + kMaxGatherRadius;
+  for (int dy = -reach; dy <= reach; ++dy) {
+    float wy0 = taps0[dy], wy1 = taps1[dy];
+    const float4* row = tile + (cy + dy) * tileW + cx;
+    for (int dx = -reach; dx <= reach; ++dx) {
+      float4 q = row[dx];
+      float keep = q.w >= edge ? 1.f : 0.f;  // in front of this pixel's band: never gathered
+      float w0 = keep * wy0 * taps0[dx], w1 = keep * wy1 * taps1[dx];
+      num0[0] += w0 * q.x, num1[0] += w1 * q.x;
+      if (C == 3) {
+        num0[1] += w0 * q.y, num1[1] += w1 * q.y;
+        num0[2] += w0 * q.z, num1[2] += w1 * q.z;
+      }
+      den0 += w0, den1 += w1;
+    }
+  }
+  if (!inside) return;
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    float v = (1.f - t) * (num0[c] / den0) + t * (num1[c] / den1);
+    out.at(x, y, c) = static_cast<uint8_t>(fminf(fmaxf(v + 0.5f, 0.f), 255.f));
+  }
+}
+
+}  // namespace
+
+void uploadRadiusTaps(const float* taps, int count) {
+  if (count != kTapsTable) throw std::invalid_argument("dof: the radius taps table holds " + std::to_string(kTapsTable) + " values, got " + std::to_string(count));
+  PP_CUDA_CHECK(cudaMemcpyToSymbol(cRadiusTaps, taps, sizeof(float) * count));
+}
+
+void launchDofGather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out, const GatherSettings& s, cudaStream_t stream) {
+  if (s.focusCount < 0 || s.focusCount > kMaxFocusPixels) throw std::invalid_argument("dof: at most " + std::to_string(kMaxFocusPixels) + " focus pixels");
+  if (s.rMax < 0 || s.rMax > kMaxGatherRadius) throw std::invalid_argument("dof: r_max must be in [0, 31], got " + std::to_string(s.rMax));
+  if (image.channels != 1 && image.channels != 3) throw std::invalid_argument("dof: 1 or 3 channels");
+  size_t shared = sizeof(float4) * (kBlockX + 2 * s.rMax) * (kBlockY + 2 * s.rMax) + sizeof(float) * (s.rMax + 1) * kTapRow;
+  dim3 block(kBlockX, kBlockY), grid((image.width + kBlockX - 1) / kBlockX, (image.height + kBlockY - 1) / kBlockY);
+  auto kernel = image.channels == 3 ? gather<3> : gather<1>;
+  if (shared > 48 * 1024) {
+    int device = 0, limit = 0;
+    PP_CUDA_CHECK(cudaGetDevice(&device));
+    PP_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    if (shared > static_cast<size_t>(limit))
+      throw std::invalid_argument("dof: r_max " + std::to_string(s.rMax) + " needs " + std::to_string(shared) + " bytes of shared memory, the device allows " + std::to_string(limit));
+    PP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+  }
+  kernel<<<grid, block, shared, stream>>>(image, depth, out, s);
+  PP_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace pp::dof
