@@ -2,6 +2,7 @@
 #include <string>
 
 #include "cuda/dof_gather.cuh"
+#include "cuda/shared_memory.cuh"
 #include "pipeline/cuda_check.hpp"
 
 namespace pp::dof {
@@ -120,14 +121,7 @@ void launchDofGather(ImageView<const uint8_t> image, ImageView<const uint8_t> de
   size_t shared = sizeof(float4) * (kBlockX + 2 * s.rMax) * (kBlockY + 2 * s.rMax) + sizeof(float) * (s.rMax + 1) * kTapRow;
   dim3 block(kBlockX, kBlockY), grid((image.width + kBlockX - 1) / kBlockX, (image.height + kBlockY - 1) / kBlockY);
   auto kernel = image.channels == 3 ? gather<3> : gather<1>;
-  if (shared > 48 * 1024) {
-    int device = 0, limit = 0;
-    PP_CUDA_CHECK(cudaGetDevice(&device));
-    PP_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    if (shared > static_cast<size_t>(limit))
-      throw std::invalid_argument("dof: r_max " + std::to_string(s.rMax) + " needs " + std::to_string(shared) + " bytes of shared memory, the device allows " + std::to_string(limit));
-    PP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
-  }
+  allowSharedMemory(kernel, shared, ("dof: r_max " + std::to_string(s.rMax)).c_str());
   kernel<<<grid, block, shared, stream>>>(image, depth, out, s);
   PP_CUDA_CHECK_LAUNCH();
 }

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "cuda/separable_filter.cuh"
+#include "cuda/shared_memory.cuh"
 #include "pipeline/cuda_check.hpp"
 
 namespace pp::filter {
@@ -91,18 +92,9 @@ void checkTaps(const DeviceTaps& taps, int channels) {  // before any launch: cl
   if (channels != 1 && channels != 3 && channels != 4) throw std::invalid_argument("separable filter: 1, 3 or 4 channels");
 }
 
-// Tiles over 48 KiB (long filters on 3 or 4 channels) need the per-kernel opt-in; where the
-// device allows less, say so rather than fail at launch.
 template <class Kernel, class... Args>
 void launchWithShared(Kernel kernel, dim3 grid, dim3 block, size_t shared, cudaStream_t stream, Args... args) {
-  if (shared > 48 * 1024) {
-    int device = 0, limit = 0;
-    PP_CUDA_CHECK(cudaGetDevice(&device));
-    PP_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    if (shared > static_cast<size_t>(limit))
-      throw std::invalid_argument("separable filter: a tile needs " + std::to_string(shared) + " bytes of shared memory, the device allows " + std::to_string(limit) + "; use fewer taps");
-    PP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
-  }
+  allowSharedMemory(kernel, shared, "separable filter: a tile of this many taps");  // long filters on 3 or 4 channels
   kernel<<<grid, block, shared, stream>>>(args...);
   PP_CUDA_CHECK_LAUNCH();
 }
