@@ -109,7 +109,7 @@ struct Slot {
 }  // namespace
 
 struct Graph::Impl {
-  const PipelineSpec* spec = nullptr;
+  PipelineSpec spec;  // the graph's own copy: nodes point into it
   GraphOptions options;
   std::vector<NodeRuntime> nodes;
   std::vector<size_t> sources, stageOrder, sinks;
@@ -299,9 +299,10 @@ std::optional<Backend> chooseBackend(const NodeSpec& spec, const Stage& stage, c
 
 }  // namespace
 
-std::unique_ptr<Graph> Graph::build(const PipelineSpec& spec, const Registry& registry, Diagnostics& d, const GraphOptions& options) {
+std::unique_ptr<Graph> Graph::build(const PipelineSpec& given, const Registry& registry, Diagnostics& d, const GraphOptions& options) {
   auto g = std::make_unique<Impl>();
-  g->spec = &spec;
+  g->spec = given;
+  const PipelineSpec& spec = g->spec;
   g->options = options;
   g->metricsPort = spec.metrics.port;
   g->metricsAddress = spec.metrics.address;
@@ -416,7 +417,7 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& spec, const Registry& re
 void Graph::Impl::allocate() {
   bool gpu = gpuAvailable();
   bool integrated = gpuIsIntegrated();
-  int inFlight = spec->pipeline.framesInFlight;
+  int inFlight = spec.pipeline.framesInFlight;
   sinkStream = std::make_unique<Stream>();
 
   std::vector<Metrics::StageInfo> stageInfo;

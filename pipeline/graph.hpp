@@ -29,6 +29,7 @@ struct PipelineError : std::runtime_error {
 class Graph {
  public:
   // Errors (unknown types, params, wiring, cycles, formats) go to `diagnostics`; nullptr then.
+  // The graph keeps its own copy of `spec`.
   static std::unique_ptr<Graph> build(const PipelineSpec& spec, const Registry& registry, Diagnostics& diagnostics,
                                       const GraphOptions& options = {});
   ~Graph();

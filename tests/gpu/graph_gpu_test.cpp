@@ -29,22 +29,20 @@ class GpuGraph : public ::testing::Test {
                        "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.image}, params: {outputs: [s0, dolp, aolp_visual]}}\n" +
                        "  - {name: view, type: compose, inputs: {a: polar.s0, b: polar.aolp_visual}, params: {layout: side_by_side}}\n" +
                        "sinks:\n  - {name: out, type: collect, inputs: {in: view.image}, params: {key: " + key + "}}\n";
-    specs_.push_back(std::make_unique<PipelineSpec>());
     Diagnostics d("gpu.yaml");
-    *specs_.back() = parsePipeline(yaml, "gpu.yaml", {}, d);
+    PipelineSpec spec = parsePipeline(yaml, "gpu.yaml", {}, d);
     static Registry registry = [] {
       Registry r;
       registerAllNodes(r);
       r.add<CollectSink>(Role::sink, "collect", "test sink");
       return r;
     }();
-    auto graph = Graph::build(*specs_.back(), registry, d, {"", 0, false});
+    auto graph = Graph::build(spec, registry, d, {"", 0, false});
     EXPECT_TRUE(graph) << d.text();
     return graph;
   }
 
   test::TempDir dir_;
-  std::vector<std::unique_ptr<PipelineSpec>> specs_;
 };
 
 TEST_F(GpuGraph, PipelinedCudaMatchesSerialCudaAndTheCpuBackend) {

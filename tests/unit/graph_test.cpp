@@ -93,10 +93,9 @@ Registry& testRegistry() {
 
 std::unique_ptr<Graph> build(const std::string& yaml, std::vector<std::string> overrides = {}, GraphOptions options = {"cpu", 0, false}) {
   Diagnostics d("test.yaml");
-  static std::vector<std::unique_ptr<PipelineSpec>> keep;  // the graph refers to its spec
-  keep.push_back(std::make_unique<PipelineSpec>(parsePipeline(yaml, "test.yaml", overrides, d)));
+  PipelineSpec spec = parsePipeline(yaml, "test.yaml", overrides, d);
   std::unique_ptr<Graph> g;
-  if (d.empty()) g = Graph::build(*keep.back(), testRegistry(), d, options);
+  if (d.empty()) g = Graph::build(spec, testRegistry(), d, options);
   EXPECT_TRUE(d.empty()) << d.text();
   return g;
 }
