@@ -431,6 +431,10 @@ void Graph::Impl::allocate() {
     sourceNames.push_back(nodes[i].spec->name);
   }
   metrics = std::make_unique<Metrics>(stageInfo, sourceNames, inFlight);
+  for (auto& n : nodes) {
+    if (n.source) metrics->addCounters(n.spec->name, n.source->counters());
+    if (n.sink) metrics->addCounters(n.spec->name, n.sink->counters());
+  }
 
   for (auto& n : nodes) {
     n.stream = std::make_unique<Stream>();

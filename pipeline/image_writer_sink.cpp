@@ -70,10 +70,22 @@ void registerImageWriterSink(Registry& registry) {
 }
 
 void registerImagesSource(Registry& registry);
+#if POLARPIPE_WITH_GSTREAMER
+namespace gst {
+void registerVideoSink(Registry& registry);
+void registerRecordSink(Registry& registry);
+void registerReplaySource(Registry& registry);
+}  // namespace gst
+#endif
 
 void registerPipelineNodes(Registry& registry) {
   registerImagesSource(registry);
   registerImageWriterSink(registry);
+#if POLARPIPE_WITH_GSTREAMER
+  gst::registerVideoSink(registry);
+  gst::registerRecordSink(registry);
+  gst::registerReplaySource(registry);
+#endif
 }
 
 }  // namespace pp

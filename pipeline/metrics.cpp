@@ -67,6 +67,11 @@ void Metrics::setSlotsInUse(int inUse) {
   slotsPeak_ = std::max(slotsPeak_, inUse);
 }
 
+void Metrics::addCounters(const std::string& node, std::vector<Counter> counters) {
+  std::lock_guard lock(mutex_);
+  for (auto& c : counters) counters_.emplace_back(node, std::move(c));
+}
+
 uint64_t Metrics::framesDone() const {
   std::lock_guard lock(mutex_);
   return latencyMs_.count();
@@ -115,6 +120,12 @@ std::string Metrics::table() const {
                   static_cast<unsigned long long>(drops_[i]), static_cast<unsigned long long>(incomplete_[i]));
     out << line;
   }
+  for (size_t i = 0; i < counters_.size(); ++i) {
+    const auto& [node, counter] = counters_[i];
+    if (i == 0 || counters_[i - 1].first != node) out << (i ? "\n" : "") << node << ":";
+    out << " " << counter.name << " " << counter.value->load();
+    if (i + 1 == counters_.size()) out << "\n";
+  }
   std::snprintf(line, sizeof line, "frames %llu in %.2f s (%.1f fps), latency mean %.2f ms p50 %.2f ms p99 %.2f ms, slots peak %d/%d\n",
                 static_cast<unsigned long long>(latencyMs_.count()), seconds, seconds > 0 ? latencyMs_.count() / seconds : 0.0,
                 latencyMs_.mean(), latencyMs_.percentile(50), latencyMs_.percentile(99), slotsPeak_, slots_);
@@ -144,6 +155,19 @@ std::string Metrics::prometheus() const {
   for (size_t i = 0; i < sources_.size(); ++i) out << "polarpipe_source_dropped_total{source=\"" << sources_[i] << "\"} " << drops_[i] << "\n";
   out << "# HELP polarpipe_source_incomplete_total Incomplete frames received.\n# TYPE polarpipe_source_incomplete_total counter\n";
   for (size_t i = 0; i < sources_.size(); ++i) out << "polarpipe_source_incomplete_total{source=\"" << sources_[i] << "\"} " << incomplete_[i] << "\n";
+  // One family per counter name, labelled by node.
+  std::vector<std::string> names;
+  for (const auto& [node, counter] : counters_)
+    if (std::find(names.begin(), names.end(), counter.name) == names.end()) names.push_back(counter.name);
+  for (const auto& name : names) {
+    bool first = true;
+    for (const auto& [node, counter] : counters_) {
+      if (counter.name != name) continue;
+      if (first) out << "# HELP polarpipe_" << name << "_total " << counter.help << "\n# TYPE polarpipe_" << name << "_total counter\n";
+      first = false;
+      out << "polarpipe_" << name << "_total{node=\"" << node << "\"} " << counter.value->load() << "\n";
+    }
+  }
   out << "# HELP polarpipe_slots_in_use Frame slots in flight.\n# TYPE polarpipe_slots_in_use gauge\npolarpipe_slots_in_use " << slotsInUse_ << "\n";
   out << "# HELP polarpipe_slots Frame slots (frames_in_flight).\n# TYPE polarpipe_slots gauge\npolarpipe_slots " << slots_ << "\n";
   return out.str();

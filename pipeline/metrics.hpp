@@ -39,6 +39,8 @@ class Metrics {
   void recordDrop(size_t source, uint64_t count = 1);
   void recordIncomplete(size_t source);
   void setSlotsInUse(int inUse);
+  // A node's own counters (Source::counters, Sink::counters), listed under the node's name.
+  void addCounters(const std::string& node, std::vector<Counter> counters);
 
   uint64_t framesDone() const;
   uint64_t drops() const;
@@ -53,6 +55,7 @@ class Metrics {
   std::vector<Distribution> cpuMs_, gpuMs_;
   std::vector<std::string> sources_;
   std::vector<uint64_t> drops_, incomplete_;
+  std::vector<std::pair<std::string, Counter>> counters_;  // node, counter
   Distribution latencyMs_;
   int slots_, slotsInUse_ = 0, slotsPeak_ = 0;
   Clock::time_point started_ = Clock::now(), lastSummary_ = started_;

@@ -3,6 +3,7 @@
 // Stages then do one frame's work in process(), enqueued on the stream they are given; sources
 // fill frames; sinks consume finished frames on the host.
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -44,8 +45,18 @@ struct FrameMeta {
   uint64_t cameraTimestampNs = 0;
   Clock::time_point received{};  // host time the frame arrived
   double exposureUs = 0, gain = 0;
+  std::string mosaic;           // sensor layout of raw planes: "polar_mono", "polar_rggb", "" when not raw
+  int bitDepth = 0;             // significant bits of raw planes; 0: not raw
   bool incomplete = false;
   uint64_t droppedBefore = 0;   // frames a live source dropped just before this one
+};
+
+// A count a source or sink keeps of its own (packets resent, frames dropped at the encoder), shown
+// in the metrics table and at /metrics. Other threads read it while the graph runs.
+struct Counter {
+  std::string name;  // snake_case: "encoder_dropped"
+  std::string help;
+  const std::atomic<uint64_t>* value;
 };
 
 class PortSetup {
@@ -101,6 +112,7 @@ class Source {
   virtual bool live() const = 0;
   // Fills one frame; false at the end of the stream. Blocking waits honour `stopping`.
   virtual bool read(SourceFrame& frame, const std::function<bool()>& stopping) = 0;
+  virtual std::vector<Counter> counters() const { return {}; }
 };
 
 // A finished frame as a sink sees it: host-readable images.
@@ -120,6 +132,7 @@ class Sink {
   virtual void finish() {}  // flush and close; called once after the last frame
   // Where this sink's output went, for the end-of-run summary ("out/frames/*.png").
   virtual std::string destination() const { return ""; }
+  virtual std::vector<Counter> counters() const { return {}; }
 };
 
 }  // namespace pp

@@ -35,7 +35,7 @@ class SynthSource : public Source {
     return schema;
   }
 
-  SynthSource(const Params& p, ParamContext& ctx) : frames_(p.frames) {
+  SynthSource(const Params& p, ParamContext& ctx) : frames_(p.frames), mosaic_(p.mosaic), bits_(p.bits) {
     try {
       Image picture = readImage(p.picture.value);
       SynthOptions o;
@@ -60,12 +60,16 @@ class SynthSource : public Source {
   bool read(SourceFrame& frame, const std::function<bool()>&) override {
     if (frames_ > 0 && produced_ == static_cast<uint64_t>(frames_)) return false;
     copyImage(variants_[produced_ % variants_.size()], frame.out("raw"), nullptr);
+    frame.meta().mosaic = mosaic_;
+    frame.meta().bitDepth = bits_;
     ++produced_;
     return true;
   }
 
  private:
   int frames_;
+  std::string mosaic_;
+  int bits_;
   std::vector<Image> variants_;
   uint64_t produced_ = 0;
 };

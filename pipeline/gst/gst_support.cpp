@@ -1,0 +1,88 @@
+#include "pipeline/gst/gst_support.hpp"
+
+#include <mutex>
+
+namespace pp::gst {
+
+namespace {
+
+std::string describeError(GstMessage* message) {
+  GError* error = nullptr;
+  gchar* debug = nullptr;
+  if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR) gst_message_parse_error(message, &error, &debug);
+  std::string text = std::string(GST_OBJECT_NAME(GST_MESSAGE_SRC(message))) + ": " + (error ? error->message : "error");
+  if (debug) text += std::string(" (") + debug + ")";
+  if (error) g_error_free(error);
+  g_free(debug);
+  return text;
+}
+
+}  // namespace
+
+void ensureInit() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    GError* error = nullptr;
+    if (!gst_init_check(nullptr, nullptr, &error)) {
+      std::string text = error ? error->message : "unknown reason";
+      if (error) g_error_free(error);
+      throw std::runtime_error("GStreamer could not start: " + text);
+    }
+  });
+}
+
+bool hasElement(const std::string& factory) {
+  ensureInit();
+  Owned<GstElementFactory> found(gst_element_factory_find(factory.c_str()));
+  return found != nullptr;
+}
+
+Owned<GstElement> parsePipeline(const std::string& description) {
+  ensureInit();
+  GError* error = nullptr;
+  GstElement* pipeline = gst_parse_launch_full(description.c_str(), nullptr, GST_PARSE_FLAG_FATAL_ERRORS, &error);
+  if (error) {
+    std::string text = error->message;
+    g_error_free(error);
+    if (pipeline) gst_object_unref(pipeline);
+    throw std::runtime_error("GStreamer cannot build '" + description + "': " + text);
+  }
+  return Owned<GstElement>(pipeline);
+}
+
+std::string waitForEosOrError(GstElement* pipeline, GstClockTime timeoutNs) {
+  Owned<GstBus> bus(gst_element_get_bus(pipeline));
+  GstMessage* message = gst_bus_timed_pop_filtered(bus.get(), timeoutNs, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  if (!message) throw std::runtime_error("GStreamer pipeline did not finish within " + std::to_string(timeoutNs / GST_SECOND) + " s");
+  std::string result = GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR ? describeError(message) : "";
+  gst_message_unref(message);
+  return result;
+}
+
+std::string pendingError(GstElement* pipeline) {
+  Owned<GstBus> bus(gst_element_get_bus(pipeline));
+  GstMessage* message = gst_bus_pop_filtered(bus.get(), GST_MESSAGE_ERROR);
+  if (!message) return "";
+  std::string result = describeError(message);
+  gst_message_unref(message);
+  return result;
+}
+
+void keepOnlyErrorsOnBus(GstElement* pipeline) {
+  Owned<GstBus> bus(gst_element_get_bus(pipeline));
+  gst_bus_set_sync_handler(
+      bus.get(), [](GstBus*, GstMessage* m, gpointer) { return GST_MESSAGE_TYPE(m) & (GST_MESSAGE_ERROR | GST_MESSAGE_EOS) ? GST_BUS_PASS : GST_BUS_DROP; },
+      nullptr, nullptr);
+}
+
+void setState(GstElement* pipeline, GstState state, const std::string& what) {
+  // Asynchronous changes complete once data flows (prerolling needs the first frame); opening
+  // files, devices and sockets happens synchronously and fails here.
+  GstStateChangeReturn result = gst_element_set_state(pipeline, state);
+  if (result == GST_STATE_CHANGE_FAILURE) {
+    std::string error = pendingError(pipeline);
+    throw std::runtime_error(what + " failed to start" + (error.empty() ? "" : ": " + error));
+  }
+}
+
+}  // namespace pp::gst

@@ -1,0 +1,270 @@
+#include "pipeline/gst/video_output.hpp"
+
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/rtsp-server/rtsp-server.h>
+#include <gst/video/video.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "pipeline/gst/gst_support.hpp"
+
+namespace pp::gst {
+
+namespace {
+
+// Encoded frames a joining RTSP client may lag behind before its feed drops them.
+constexpr guint64 kFeedMaxBytes = 16u << 20;
+
+std::string encoderChain(const std::string& encoder, const VideoOptions& o) {
+  if (encoder == "x264enc")
+    return "videoconvert n-threads=0 ! video/x-raw,format=I420 ! x264enc name=encoder tune=zerolatency speed-preset=ultrafast bitrate=" +
+           std::to_string(o.bitrateKbps) + " key-int-max=" + std::to_string(o.keyframeInterval);
+  if (encoder == "nvv4l2h264enc")  // Jetson: the hardware converter and encoder work in NVMM memory
+    return "videoconvert ! video/x-raw,format=I420 ! nvvidconv ! video/x-raw(memory:NVMM),format=NV12 ! nvv4l2h264enc name=encoder insert-sps-pps=true bitrate=" +
+           std::to_string(o.bitrateKbps * 1000) + " iframeinterval=" + std::to_string(o.keyframeInterval) + " idrinterval=" + std::to_string(o.keyframeInterval);
+  return "videoconvert ! video/x-raw,format=I420 ! openh264enc name=encoder bitrate=" + std::to_string(o.bitrateKbps * 1000) +
+         " gop-size=" + std::to_string(o.keyframeInterval);
+}
+
+std::string elementFor(const std::string& wanted) {
+  if (wanted == "x264") return "x264enc";
+  if (wanted == "openh264") return "openh264enc";
+  return wanted;
+}
+
+}  // namespace
+
+std::string pickEncoder(const std::string& wanted) {
+  if (wanted != "auto") return hasElement(elementFor(wanted)) ? elementFor(wanted) : "";
+  for (const char* candidate : {"nvv4l2h264enc", "x264enc", "openh264enc"})
+    if (hasElement(candidate)) return candidate;
+  return "";
+}
+
+struct VideoOutput::Impl {
+  VideoOptions o;
+  std::string encoderName;
+  Owned<GstElement> pipeline, appsrc, encoder, encoded;
+  GstBufferPool* pool = nullptr;
+  GstVideoInfo info{};
+  bool finished = false;
+
+  // RTSP: the server runs on its own main loop; each prepared (shared) media has one feed.
+  GMainContext* context = nullptr;
+  GMainLoop* loop = nullptr;
+  std::thread loopThread;
+  GstRTSPServer* server = nullptr;
+  GSource* serverSource = nullptr;
+  int boundPort = -1;
+  std::mutex feedMutex;
+  GstElement* feed = nullptr;  // the media's appsrc, referenced while prepared
+  std::atomic<int> clients{0};
+
+  ~Impl() {
+    stopServer();
+    if (pipeline) gst_element_set_state(pipeline.get(), GST_STATE_NULL);
+    if (pool) {
+      gst_buffer_pool_set_active(pool, FALSE);
+      gst_object_unref(pool);
+    }
+  }
+
+  void startPipeline() {
+    std::string caps = std::string("video/x-raw,format=") + (o.channels == 3 ? "RGB" : "GRAY8") + ",width=" + std::to_string(o.width) +
+                       ",height=" + std::to_string(o.height) + ",framerate=" + std::to_string(o.fps) + "/1";
+    std::string description = "appsrc name=src is-live=true format=time block=false caps=" + caps + " ! " + encoderChain(encoderName, o) +
+                              " ! h264parse config-interval=-1 ! video/x-h264,stream-format=byte-stream,alignment=au ! tee name=t allow-not-linked=true"
+                              " t. ! queue leaky=downstream max-size-buffers=8 ! appsink name=encoded sync=false max-buffers=8 drop=true";
+    if (!o.mp4.empty()) {
+      description += " t. ! queue ! h264parse ! splitmuxsink name=mp4 muxer-factory=mp4mux location=\"" + o.mp4 + "\"";
+      if (o.mp4MaxSeconds > 0) description += " max-size-time=" + std::to_string(static_cast<guint64>(o.mp4MaxSeconds * GST_SECOND));
+      if (o.mp4MaxMegabytes > 0) description += " max-size-bytes=" + std::to_string(static_cast<guint64>(o.mp4MaxMegabytes * 1e6));
+    }
+    pipeline = parsePipeline(description);
+    appsrc.reset(gst_bin_get_by_name(GST_BIN(pipeline.get()), "src"));
+    encoder.reset(gst_bin_get_by_name(GST_BIN(pipeline.get()), "encoder"));
+    encoded.reset(gst_bin_get_by_name(GST_BIN(pipeline.get()), "encoded"));
+
+    keepOnlyErrorsOnBus(pipeline.get());
+
+    GstAppSinkCallbacks callbacks{};
+    callbacks.new_sample = [](GstAppSink* sink, gpointer self) { return static_cast<Impl*>(self)->onEncoded(sink); };
+    gst_app_sink_set_callbacks(GST_APP_SINK(encoded.get()), &callbacks, this, nullptr);
+
+    OwnedCaps rawCaps(gst_caps_from_string(caps.c_str()));
+    gst_video_info_from_caps(&info, rawCaps.get());
+    pool = gst_buffer_pool_new();
+    GstStructure* config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_set_params(config, rawCaps.get(), static_cast<guint>(info.size), o.queueFrames, o.queueFrames);
+    if (!gst_buffer_pool_set_config(pool, config) || !gst_buffer_pool_set_active(pool, TRUE)) throw std::runtime_error("video: cannot set up the frame buffer pool");
+
+    setState(pipeline.get(), GST_STATE_PLAYING, "video pipeline (" + encoderName + ")");
+  }
+
+  GstFlowReturn onEncoded(GstAppSink* sink) {
+    OwnedSample sample(gst_app_sink_pull_sample(sink));
+    if (!sample) return GST_FLOW_OK;
+    GstBuffer* buffer = gst_sample_get_buffer(sample.get());
+    if (o.onEncoded) o.onEncoded(GST_BUFFER_PTS(buffer), gst_buffer_get_size(buffer));
+    std::lock_guard lock(feedMutex);
+    if (!feed || gst_app_src_get_current_level_bytes(GST_APP_SRC(feed)) > kFeedMaxBytes) return GST_FLOW_OK;
+    // The media runs on its own clock: stamp the frame with that pipeline's running time now.
+    Owned<GstClock> clock(gst_element_get_clock(feed));
+    if (!clock) return GST_FLOW_OK;
+    GstBuffer* copy = gst_buffer_copy(buffer);
+    GST_BUFFER_PTS(copy) = GST_BUFFER_DTS(copy) = gst_clock_get_time(clock.get()) - gst_element_get_base_time(feed);
+    GST_BUFFER_DURATION(copy) = GST_SECOND / static_cast<guint64>(o.fps);
+    gst_app_src_push_buffer(GST_APP_SRC(feed), copy);
+    return GST_FLOW_OK;
+  }
+
+  void startServer() {
+    context = g_main_context_new();
+    loop = g_main_loop_new(context, FALSE);
+    server = gst_rtsp_server_new();
+    gst_rtsp_server_set_address(server, o.rtspAddress.c_str());
+    gst_rtsp_server_set_service(server, std::to_string(o.rtspPort).c_str());
+    GstRTSPMediaFactory* factory = gst_rtsp_media_factory_new();
+    gst_rtsp_media_factory_set_launch(factory,
+                                      "( appsrc name=feed is-live=true format=time block=false caps=video/x-h264,stream-format=byte-stream,alignment=au"
+                                      " ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=-1 )");
+    gst_rtsp_media_factory_set_shared(factory, TRUE);
+    g_signal_connect(factory, "media-configure", G_CALLBACK(+[](GstRTSPMediaFactory*, GstRTSPMedia* media, gpointer self) {
+                       static_cast<Impl*>(self)->onMediaConfigure(media);
+                     }),
+                     this);
+    GstRTSPMountPoints* mounts = gst_rtsp_server_get_mount_points(server);
+    gst_rtsp_mount_points_add_factory(mounts, o.rtspMount.c_str(), factory);
+    g_object_unref(mounts);
+    g_signal_connect(server, "client-connected", G_CALLBACK(+[](GstRTSPServer*, GstRTSPClient* client, gpointer self) {
+                       auto* impl = static_cast<Impl*>(self);
+                       ++impl->clients;
+                       g_signal_connect(client, "closed", G_CALLBACK(+[](GstRTSPClient*, gpointer s) { --static_cast<Impl*>(s)->clients; }), impl);
+                     }),
+                     this);
+    GError* error = nullptr;
+    serverSource = gst_rtsp_server_create_source(server, nullptr, &error);
+    if (!serverSource) {
+      std::string text = error ? error->message : "unknown reason";
+      if (error) g_error_free(error);
+      throw std::runtime_error("video: cannot serve RTSP on " + o.rtspAddress + ":" + std::to_string(o.rtspPort) + ": " + text);
+    }
+    g_source_attach(serverSource, context);
+    boundPort = gst_rtsp_server_get_bound_port(server);
+    loopThread = std::thread([this] {
+      g_main_context_push_thread_default(context);
+      g_main_loop_run(loop);
+      g_main_context_pop_thread_default(context);
+    });
+  }
+
+  void onMediaConfigure(GstRTSPMedia* media) {
+    Owned<GstElement> bin(gst_rtsp_media_get_element(media));
+    GstElement* mediaFeed = gst_bin_get_by_name_recurse_up(GST_BIN(bin.get()), "feed");
+    {
+      std::lock_guard lock(feedMutex);
+      if (feed) gst_object_unref(feed);
+      feed = mediaFeed;
+    }
+    g_signal_connect(media, "unprepared", G_CALLBACK(+[](GstRTSPMedia*, gpointer self) {
+                       auto* impl = static_cast<Impl*>(self);
+                       std::lock_guard lock(impl->feedMutex);
+                       if (impl->feed) gst_object_unref(std::exchange(impl->feed, nullptr));
+                     }),
+                     this);
+    // A new viewer needs a key frame to start decoding: ask the encoder for one now.
+    Owned<GstPad> pad(gst_element_get_static_pad(encoder.get(), "src"));
+    gst_pad_send_event(pad.get(), gst_video_event_new_upstream_force_key_unit(GST_CLOCK_TIME_NONE, TRUE, 0));
+  }
+
+  static GstRTSPFilterResult removeClient(GstRTSPServer*, GstRTSPClient*, gpointer) { return GST_RTSP_FILTER_REMOVE; }
+
+  void stopServer() {
+    if (!server) return;
+    gst_rtsp_server_client_filter(server, removeClient, nullptr);
+    g_source_destroy(serverSource);
+    g_source_unref(serverSource);
+    g_main_loop_quit(loop);
+    if (loopThread.joinable()) loopThread.join();
+    {
+      std::lock_guard lock(feedMutex);
+      if (feed) gst_object_unref(std::exchange(feed, nullptr));
+    }
+    g_object_unref(server);
+    g_main_loop_unref(loop);
+    g_main_context_unref(context);
+    server = nullptr;
+  }
+};
+
+VideoOutput::VideoOutput(const VideoOptions& options) : impl_(std::make_unique<Impl>()) {
+  Impl& d = *impl_;
+  d.o = options;
+  if (options.rtspPort < 0 && options.mp4.empty() && !options.onEncoded) throw std::runtime_error("video: nothing to do: set rtsp_port and/or mp4");
+  d.encoderName = pickEncoder(options.encoder);
+  if (d.encoderName.empty())
+    throw std::runtime_error(options.encoder == "auto" ? "video: no H.264 encoder is installed (Debian: gstreamer1.0-plugins-ugly for x264enc)"
+                                                      : "video: encoder '" + options.encoder + "' (" + elementFor(options.encoder) + ") is not installed here");
+  if (!options.mp4.empty()) {
+    std::filesystem::path parent = std::filesystem::path(options.mp4).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    if (ec || access(parent.empty() ? "." : parent.c_str(), W_OK) != 0)
+      throw std::runtime_error("video: cannot write " + options.mp4 + ": folder " + (parent.empty() ? "." : parent.string()) + " is not writable");
+  }
+  d.startPipeline();
+  if (options.rtspPort >= 0) d.startServer();
+}
+
+VideoOutput::~VideoOutput() = default;
+
+bool VideoOutput::push(const Image& image, uint64_t index) {
+  Impl& d = *impl_;
+  if (std::string error = pendingError(d.pipeline.get()); !error.empty()) throw std::runtime_error("video: " + error);
+  GstBuffer* buffer = nullptr;
+  GstBufferPoolAcquireParams params{};
+  params.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT;
+  if (gst_buffer_pool_acquire_buffer(d.pool, &buffer, &params) != GST_FLOW_OK) return false;  // the encoder is behind
+  GstVideoFrame frame;
+  if (!gst_video_frame_map(&frame, &d.info, buffer, GST_MAP_WRITE)) {
+    gst_buffer_unref(buffer);
+    throw std::runtime_error("video: cannot map a frame buffer");
+  }
+  auto* dst = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
+  size_t stride = static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0));
+  size_t rowBytes = static_cast<size_t>(image.width()) * static_cast<size_t>(image.format().channels);
+  for (int y = 0; y < image.height(); ++y) std::memcpy(dst + stride * static_cast<size_t>(y), static_cast<const uint8_t*>(image.data()) + image.pitch() * static_cast<size_t>(y), rowBytes);
+  gst_video_frame_unmap(&frame);
+  GST_BUFFER_PTS(buffer) = gst_util_uint64_scale(index, GST_SECOND, static_cast<guint64>(d.o.fps));
+  GST_BUFFER_DURATION(buffer) = GST_SECOND / static_cast<guint64>(d.o.fps);
+  if (gst_app_src_push_buffer(GST_APP_SRC(d.appsrc.get()), buffer) != GST_FLOW_OK) throw std::runtime_error("video: the pipeline stopped taking frames");
+  return true;
+}
+
+void VideoOutput::finish() {
+  Impl& d = *impl_;
+  if (d.finished) return;
+  d.finished = true;
+  gst_app_src_end_of_stream(GST_APP_SRC(d.appsrc.get()));
+  std::string error = waitForEosOrError(d.pipeline.get(), 60 * GST_SECOND);
+  d.stopServer();
+  gst_element_set_state(d.pipeline.get(), GST_STATE_NULL);
+  if (!error.empty()) throw std::runtime_error("video: " + error);
+}
+
+std::string VideoOutput::rtspUrl() const {
+  if (impl_->boundPort < 0) return "";
+  std::string host = impl_->o.rtspAddress == "0.0.0.0" ? "127.0.0.1" : impl_->o.rtspAddress;
+  return "rtsp://" + host + ":" + std::to_string(impl_->boundPort) + impl_->o.rtspMount;
+}
+
+const std::string& VideoOutput::encoder() const { return impl_->encoderName; }
+int VideoOutput::rtspClients() const { return impl_->clients.load(); }
+
+}  // namespace pp::gst

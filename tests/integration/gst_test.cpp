@@ -1,0 +1,437 @@
+// GStreamer outputs on loopback: RTSP to real rtspsrc clients, MP4 files that decode, raw
+// recording and replay (bit-identical frames and metadata, damaged files), and clear errors.
+#include <arpa/inet.h>
+#include <gst/app/gstappsink.h>
+#include <gst/video/video.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "pipeline/graph.hpp"
+#include "pipeline/gst/gst_support.hpp"
+#include "stages/register.hpp"
+#include "tests/support.hpp"
+
+namespace pp {
+namespace {
+
+// Random frames (u8 or u16, one or two planes) with every metadata field set, differing per frame.
+struct StampedParams {
+  int frames = 10, width = 64, height = 48, bits = 8, planes = 1, fps = 0;
+  bool live = false;
+};
+class StampedSource : public Source {
+ public:
+  using Params = StampedParams;
+  static const ParamSchema<Params>& schema() {
+    static const auto s = ParamSchema<Params>()
+                              .add("frames", &Params::frames, "frames; 0: endless", intIn(0, 100000))
+                              .add("width", &Params::width, "width", intIn(1, 4096))
+                              .add("height", &Params::height, "height", intIn(1, 4096))
+                              .add("bits", &Params::bits, "8 or 16", intIn(8, 16))
+                              .add("planes", &Params::planes, "1 (raw) or 2 (left, right)", intIn(1, 2))
+                              .add("fps", &Params::fps, "0: as fast as taken", intIn(0, 1000))
+                              .add("live", &Params::live, "live");
+    return s;
+  }
+  StampedSource(const Params& p, ParamContext&) : p_(p) {}
+  std::vector<std::string> ports() const { return p_.planes == 1 ? std::vector<std::string>{"raw"} : std::vector<std::string>{"left", "right"}; }
+  void setup(PortSetup& ports) override {
+    for (const auto& port : this->ports()) ports.output(port, PortSpec::image({p_.bits == 8 ? Depth::u8 : Depth::u16, 1}, p_.width, p_.height));
+  }
+  bool live() const override { return p_.live; }
+  bool read(SourceFrame& frame, const std::function<bool()>& stopping) override {
+    if (p_.frames && produced_ == p_.frames) return false;
+    if (p_.fps) std::this_thread::sleep_for(std::chrono::microseconds(1000000 / p_.fps));
+    if (stopping()) return false;
+    for (const auto& port : ports()) {
+      Image random = test::randomImage(frame.out(port).format(), p_.width, p_.height);
+      copyImage(random, frame.out(port), nullptr);
+    }
+    FrameMeta& m = frame.meta();
+    m.cameraTimestampNs = 1'000'000'000ull * 3600 + static_cast<uint64_t>(produced_) * 41'666'667ull;
+    m.exposureUs = 5000.25 + produced_;
+    m.gain = 1.5 * produced_;
+    m.mosaic = "polar_rggb";
+    m.bitDepth = p_.bits == 8 ? 8 : 12;
+    m.incomplete = produced_ % 3 == 1;
+    ++produced_;
+    return true;
+  }
+
+ private:
+  Params p_;
+  int produced_ = 0;
+};
+
+// A moving bright bar on RGB frames, so decoded video changes from frame to frame.
+struct MovingParams {
+  int width = 320, height = 240, fps = 60;
+};
+class MovingSource : public Source {
+ public:
+  using Params = MovingParams;
+  static const ParamSchema<Params>& schema() {
+    static const auto s = ParamSchema<Params>().add("width", &Params::width, "w", intIn(2, 4096)).add("height", &Params::height, "h", intIn(2, 4096)).add("fps", &Params::fps, "fps", intIn(1, 1000));
+    return s;
+  }
+  MovingSource(const Params& p, ParamContext&) : p_(p) {}
+  void setup(PortSetup& ports) override { ports.output("image", PortSpec::image({Depth::u8, 3}, p_.width, p_.height)); }
+  bool live() const override { return true; }
+  bool read(SourceFrame& frame, const std::function<bool()>& stopping) override {
+    std::this_thread::sleep_for(std::chrono::microseconds(1000000 / p_.fps));
+    if (stopping()) return false;
+    auto v = frame.out("image").view<uint8_t>();
+    int bar = (n_++ * 8) % p_.width;
+    for (int y = 0; y < v.height; ++y)
+      for (int x = 0; x < v.width; ++x)
+        for (int c = 0; c < 3; ++c) v.at(x, y, c) = std::abs(x - bar) < 16 ? 240 : 20;
+    return true;
+  }
+
+ private:
+  Params p_;
+  int n_ = 0;
+};
+
+// Keeps copies of every input and the metadata of every frame.
+struct Kept {
+  std::vector<FrameMeta> metas;
+  std::vector<std::map<std::string, Image>> planes;
+};
+std::map<std::string, Kept>& kept() {
+  static std::map<std::string, Kept> all;
+  return all;
+}
+struct KeepParams {
+  std::string key = "default";
+};
+class KeepSink : public Sink {
+ public:
+  using Params = KeepParams;
+  static const ParamSchema<Params>& schema() {
+    static const auto s = ParamSchema<Params>().add("key", &Params::key, "key");
+    return s;
+  }
+  KeepSink(const Params& p, ParamContext&) : key_(p.key) { kept()[key_] = {}; }
+  void setup(PortSetup& ports) override {
+    inputs_ = ports.connectedInputs();
+    for (const auto& name : inputs_) ports.input(name);
+  }
+  void consume(const SinkFrame& frame) override {
+    Kept& k = kept()[key_];
+    k.metas.push_back(frame.meta());
+    auto& planes = k.planes.emplace_back();
+    for (const auto& name : inputs_) {
+      const Image& in = frame.in(name);
+      Image copy(in.format(), in.width(), in.height(), MemoryKind::host);
+      copyImage(in, copy, nullptr);
+      planes.emplace(name, std::move(copy));
+    }
+  }
+
+ private:
+  std::string key_;
+  std::vector<std::string> inputs_;
+};
+
+Registry& registry() {
+  static Registry r = [] {
+    Registry reg;
+    registerAllNodes(reg);
+    reg.add<StampedSource>(Role::source, "stamped", "test frames with metadata");
+    reg.add<MovingSource>(Role::source, "moving", "a moving bar");
+    reg.add<KeepSink>(Role::sink, "keep", "keeps frames");
+    return reg;
+  }();
+  return r;
+}
+
+std::unique_ptr<Graph> build(const std::string& yaml, Diagnostics& d, uint64_t maxFrames = 0) {
+  PipelineSpec spec = parsePipeline(yaml, "test.yaml", {}, d);
+  if (!d.empty()) return nullptr;
+  return Graph::build(spec, registry(), d, {"cpu", maxFrames, false});
+}
+
+std::unique_ptr<Graph> build(const std::string& yaml, uint64_t maxFrames = 0) {
+  Diagnostics d("test.yaml");
+  auto graph = build(yaml, d, maxFrames);
+  EXPECT_TRUE(d.empty()) << d.text();
+  return graph;
+}
+
+std::string recordYaml(const std::string& path, int frames, int bits, int planes) {
+  std::string inputs = planes == 1 ? "{raw: cam.raw}" : "{left: cam.left, right: cam.right}";
+  return "sources: [{name: cam, type: stamped, params: {frames: " + std::to_string(frames) + ", bits: " + std::to_string(bits) + ", planes: " +
+         std::to_string(planes) + ", width: 70, height: 50}}]\n"
+         "sinks:\n  - {name: rec, type: record, inputs: " + inputs + ", params: {path: '" + path + "'}}\n"
+         "  - {name: keep, type: keep, inputs: " + inputs + ", params: {key: original}}\n";
+}
+
+std::string replayYaml(const std::string& path, const std::string& key, const std::string& extra = "", int planes = 1) {
+  std::string inputs = planes == 1 ? "{raw: cam.raw}" : "{left: cam.left, right: cam.right}";
+  return "sources: [{name: cam, type: replay, params: {path: '" + path + "', pace: fast" + extra + "}}]\n"
+         "sinks: [{name: keep, type: keep, inputs: " + inputs + ", params: {key: " + key + "}}]\n";
+}
+
+void expectSameFrames(const Kept& a, const Kept& b, size_t offset = 0) {
+  for (size_t i = 0; i < b.metas.size(); ++i) {
+    const FrameMeta &x = a.metas[i + offset], &y = b.metas[i];
+    EXPECT_EQ(x.sequence, y.sequence) << "frame " << i;
+    EXPECT_EQ(x.cameraTimestampNs, y.cameraTimestampNs) << "frame " << i;
+    EXPECT_EQ(x.exposureUs, y.exposureUs) << "frame " << i;
+    EXPECT_EQ(x.gain, y.gain) << "frame " << i;
+    EXPECT_EQ(x.mosaic, y.mosaic) << "frame " << i;
+    EXPECT_EQ(x.bitDepth, y.bitDepth) << "frame " << i;
+    EXPECT_EQ(x.incomplete, y.incomplete) << "frame " << i;
+    ASSERT_EQ(a.planes[i + offset].size(), b.planes[i].size());
+    for (const auto& [port, image] : a.planes[i + offset]) EXPECT_TRUE(test::samePixels(image, b.planes[i].at(port))) << "frame " << i << " plane " << port;
+  }
+}
+
+class Recording : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(Recording, ReplayGivesTheSameFramesAndMetadataEveryTime) {
+  auto [bits, planes] = GetParam();
+  test::TempDir dir;
+  auto recorder = build(recordYaml(dir / "rec.mkv", 12, bits, planes));
+  ASSERT_TRUE(recorder);
+  recorder->run();
+  for (const char* key : {"first", "second"}) {
+    auto replay = build(replayYaml(dir / "rec.mkv", key, "", planes));
+    ASSERT_TRUE(replay);
+    replay->run();
+    ASSERT_EQ(kept()[key].metas.size(), 12u);
+    expectSameFrames(kept()["original"], kept()[key]);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(BitsAndPlanes, Recording, ::testing::Values(std::make_tuple(8, 1), std::make_tuple(16, 1), std::make_tuple(8, 2)));
+
+TEST(Replay, StartsAtAFrameAndLoops) {
+  test::TempDir dir;
+  auto recorder = build(recordYaml(dir / "rec.mkv", 6, 8, 1));
+  ASSERT_TRUE(recorder);
+  recorder->run();
+  auto replay = build(replayYaml(dir / "rec.mkv", "loop", ", start: 4, loop: true"), 6);
+  ASSERT_TRUE(replay);
+  replay->run();
+  const Kept& k = kept()["loop"];
+  ASSERT_EQ(k.metas.size(), 6u);
+  std::vector<uint64_t> sequences;
+  for (const auto& m : k.metas) sequences.push_back(m.sequence);
+  EXPECT_EQ(sequences, (std::vector<uint64_t>{4, 5, 4, 5, 4, 5}));
+  EXPECT_TRUE(test::samePixels(k.planes[0].at("raw"), kept()["original"].planes[4].at("raw")));
+}
+
+TEST(Replay, RecordedPaceKeepsTheTimeBetweenFrames) {
+  test::TempDir dir;
+  std::string yaml = recordYaml(dir / "rec.mkv", 6, 8, 1);
+  yaml.replace(yaml.find("frames: 6"), 9, "frames: 6, fps: 20");
+  auto recorder = build(yaml);
+  ASSERT_TRUE(recorder);
+  recorder->run();
+  std::string replayText = replayYaml(dir / "rec.mkv", "paced");
+  replayText.replace(replayText.find("pace: fast"), 10, "pace: recorded");
+  auto replay = build(replayText);
+  ASSERT_TRUE(replay);
+  auto start = Clock::now();
+  replay->run();
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  EXPECT_GE(seconds, 5 * 0.05 * 0.8) << "six frames 50 ms apart take at least 0.25 s";
+  EXPECT_EQ(kept()["paced"].metas.size(), 6u);
+}
+
+// Replays a damaged copy: the intact frames come through, then the run fails naming the frame.
+void expectDamage(const std::string& path, const std::string& key, size_t minFrames, size_t maxFrames, const std::string& why) {
+  auto replay = build(replayYaml(path, key));
+  ASSERT_TRUE(replay);
+  try {
+    replay->run();
+    FAIL() << "a damaged recording replayed without an error";
+  } catch (const PipelineError& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find(why), std::string::npos) << message;
+    EXPECT_NE(message.find("frame " + std::to_string(kept()[key].metas.size())), std::string::npos) << message;
+  }
+  const Kept& k = kept()[key];
+  EXPECT_GE(k.metas.size(), minFrames);
+  EXPECT_LE(k.metas.size(), maxFrames);
+  expectSameFrames(kept()["original"], k);
+}
+
+TEST(Replay, TruncatedAndCorruptFilesStopWithTheFrameNumber) {
+  test::TempDir dir;
+  auto recorder = build(recordYaml(dir / "rec.mkv", 20, 8, 1));
+  ASSERT_TRUE(recorder);
+  recorder->run();
+  std::ifstream in(dir / "rec.mkv", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_GT(bytes.size(), 20u * 70 * 50);
+
+  std::ofstream(dir / "truncated.mkv", std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2));
+  expectDamage(dir / "truncated.mkv", "truncated", 8, 10, "truncated");
+
+  std::string corrupt = bytes;
+  for (size_t i = corrupt.size() * 3 / 4; i < corrupt.size() * 3 / 4 + 40; ++i) corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5a);
+  std::ofstream(dir / "corrupt.mkv", std::ios::binary).write(corrupt.data(), static_cast<std::streamsize>(corrupt.size()));
+  expectDamage(dir / "corrupt.mkv", "corrupt", 13, 16, "checksum");
+}
+
+TEST(Replay, AFileThatIsNotARecordingIsAConfigError) {
+  test::TempDir dir;
+  std::ofstream(dir / "text.mkv") << "not matroska at all\n";
+  Diagnostics d("test.yaml");
+  auto graph = build(replayYaml(dir / "text.mkv", "none"), d);
+  EXPECT_FALSE(graph);
+  EXPECT_NE(d.text().find("text.mkv"), std::string::npos) << d.text();
+}
+
+TEST(Record, RefusesToReplaceAFileUnlessTold) {
+  test::TempDir dir;
+  std::ofstream(dir / "rec.mkv") << "keep me";
+  Diagnostics d("test.yaml");
+  EXPECT_FALSE(build(recordYaml(dir / "rec.mkv", 1, 8, 1), d));
+  EXPECT_NE(d.text().find("overwrite: true"), std::string::npos) << d.text();
+}
+
+// Decodes a file or stream with a launch description ending in `appsink name=out`.
+struct Decoded {
+  int frames = 0, width = 0, height = 0;
+  std::vector<std::vector<uint8_t>> samples;  // first row of each frame
+};
+
+std::string h264Decoder() { return gst::hasElement("avdec_h264") ? "avdec_h264" : "openh264dec"; }
+
+TEST(Video, Mp4DecodesToTheFramesThatWereSent) {
+  test::TempDir dir;
+  auto graph = build("sources: [{name: cam, type: moving, params: {width: 160, height: 120, fps: 200}}]\n"
+                     "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {mp4: '" + dir / "view.mp4" + "', queue_frames: 64}}]\n",
+                     40);
+  ASSERT_TRUE(graph);
+  graph->run();
+  auto decode = gst::parsePipeline("filesrc location=" + dir / "view.mp4" + " ! qtdemux ! h264parse ! " + h264Decoder() + " ! appsink name=out sync=false");
+  gst::Owned<GstElement> out(gst_bin_get_by_name(GST_BIN(decode.get()), "out"));
+  gst_element_set_state(decode.get(), GST_STATE_PLAYING);
+  int frames = 0;
+  while (gst::OwnedSample sample{gst_app_sink_try_pull_sample(GST_APP_SINK(out.get()), 5 * GST_SECOND)}) {
+    GstVideoInfo info;
+    ASSERT_TRUE(gst_video_info_from_caps(&info, gst_sample_get_caps(sample.get())));
+    EXPECT_EQ(GST_VIDEO_INFO_WIDTH(&info), 160);
+    EXPECT_EQ(GST_VIDEO_INFO_HEIGHT(&info), 120);
+    ++frames;
+  }
+  gst_element_set_state(decode.get(), GST_STATE_NULL);
+  std::string table = graph->metrics().table();
+  ASSERT_NE(table.find("video_dropped 0"), std::string::npos) << "with a deep queue no frame is dropped: " << table;
+  EXPECT_EQ(frames, 40);
+}
+
+// An RTSP viewer: rtspsrc over TCP on loopback, decoded to grey frames.
+class Viewer {
+ public:
+  explicit Viewer(const std::string& url)
+      : pipeline_(gst::parsePipeline("rtspsrc location=" + url + " protocols=tcp latency=0 ! rtph264depay ! decodebin ! videoconvert ! video/x-raw,format=GRAY8 ! appsink name=out sync=false max-buffers=200")),
+        out_(gst_bin_get_by_name(GST_BIN(pipeline_.get()), "out")) {
+    gst_element_set_state(pipeline_.get(), GST_STATE_PLAYING);
+  }
+  ~Viewer() { gst_element_set_state(pipeline_.get(), GST_STATE_NULL); }
+
+  // Pulls `count` frames (10 s at most for each); returns each frame's middle row.
+  std::vector<std::vector<uint8_t>> frames(int count, int width, int height) {
+    std::vector<std::vector<uint8_t>> rows;
+    for (int i = 0; i < count; ++i) {
+      gst::OwnedSample sample(gst_app_sink_try_pull_sample(GST_APP_SINK(out_.get()), 10 * GST_SECOND));
+      if (!sample) break;
+      GstVideoInfo info;
+      gst_video_info_from_caps(&info, gst_sample_get_caps(sample.get()));
+      EXPECT_EQ(GST_VIDEO_INFO_WIDTH(&info), width);
+      EXPECT_EQ(GST_VIDEO_INFO_HEIGHT(&info), height);
+      GstVideoFrame frame;
+      if (!gst_video_frame_map(&frame, &info, gst_sample_get_buffer(sample.get()), GST_MAP_READ)) break;
+      auto* data = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0)) + GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0) * (height / 2);
+      rows.emplace_back(data, data + width);
+      gst_video_frame_unmap(&frame);
+    }
+    return rows;
+  }
+
+ private:
+  gst::Owned<GstElement> pipeline_, out_;
+};
+
+std::string rtspUrl(const Graph& graph) {
+  for (const auto& where : graph.destinations()) {
+    auto at = where.find("rtsp://");
+    if (at != std::string::npos) return where.substr(at, where.find(' ', at) - at);
+  }
+  return "";
+}
+
+int distinct(const std::vector<std::vector<uint8_t>>& rows) {
+  std::set<std::vector<uint8_t>> unique(rows.begin(), rows.end());
+  return static_cast<int>(unique.size());
+}
+
+TEST(Video, RtspServesTwoViewersAndOneLeavingDoesNotStopTheOther) {
+  auto graph = build("sources: [{name: cam, type: moving, params: {width: 320, height: 240, fps: 60}}]\n"
+                     "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_address: 127.0.0.1, keyframe_interval: 10}}]\n");
+  ASSERT_TRUE(graph);
+  std::string url = rtspUrl(*graph);
+  ASSERT_NE(url.find("rtsp://127.0.0.1:"), std::string::npos) << url;
+  std::thread running([&] { graph->run(); });
+  {
+    Viewer staying(url);
+    {
+      Viewer leaving(url);
+      auto a = leaving.frames(30, 320, 240);
+      auto b = staying.frames(30, 320, 240);
+      EXPECT_EQ(a.size(), 30u);
+      EXPECT_EQ(b.size(), 30u);
+      EXPECT_GT(distinct(a), 5) << "the picture moves";
+    }  // one viewer goes mid-stream
+    uint64_t before = graph->metrics().framesDone();
+    auto c = staying.frames(30, 320, 240);
+    EXPECT_EQ(c.size(), 30u) << "the other viewer keeps receiving";
+    EXPECT_GT(distinct(c), 5);
+    EXPECT_GT(graph->metrics().framesDone(), before) << "the pipeline keeps running";
+  }
+  graph->stop();
+  running.join();
+}
+
+TEST(Video, APortInUseIsAClearError) {
+  int sock = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(sock, 1), 0);
+  socklen_t length = sizeof addr;
+  getsockname(sock, reinterpret_cast<sockaddr*>(&addr), &length);
+  int port = ntohs(addr.sin_port);
+  Diagnostics d("test.yaml");
+  auto graph = build("sources: [{name: cam, type: moving}]\n"
+                     "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: " + std::to_string(port) + ", rtsp_address: 127.0.0.1}}]\n",
+                     d);
+  close(sock);
+  EXPECT_FALSE(graph);
+  EXPECT_NE(d.text().find("cannot serve RTSP on 127.0.0.1:" + std::to_string(port)), std::string::npos) << d.text();
+}
+
+TEST(Video, AnEncoderThatIsNotInstalledIsAClearError) {
+  if (gst::hasElement("nvv4l2h264enc")) GTEST_SKIP() << "this machine has the Jetson encoder";
+  Diagnostics d("test.yaml");
+  auto graph = build("sources: [{name: cam, type: moving}]\n"
+                     "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {mp4: /tmp/never.mp4, encoder: nvv4l2h264enc}}]\n", d);
+  EXPECT_FALSE(graph);
+  EXPECT_NE(d.text().find("encoder 'nvv4l2h264enc' (nvv4l2h264enc) is not installed"), std::string::npos) << d.text();
+}
+
+}  // namespace
+}  // namespace pp
