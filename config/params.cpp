@@ -61,6 +61,23 @@ template <> Rule<double> anyValue<double>() { return {"a number", [](const doubl
 template <> Rule<bool> anyValue<bool>() { return {"true or false", [](const bool&) { return true; }}; }
 template <> Rule<std::string> anyValue<std::string>() { return {"a string", [](const std::string&) { return true; }}; }
 template <> Rule<Path> anyValue<Path>() { return anyPath(); }
+template <> Rule<TextMap> anyValue<TextMap>() { return {"a map of names to values", [](const TextMap&) { return true; }}; }
+
+bool decode(const YAML::Node& node, TextMap& out) {
+  if (!node.IsMap()) return false;
+  out.clear();
+  for (const auto& entry : node) {
+    if (!entry.second.IsScalar()) return false;
+    out[entry.first.Scalar()] = entry.second.Scalar();
+  }
+  return true;
+}
+
+std::string toText(const TextMap& v) {
+  std::string out = "{";
+  for (const auto& [key, value] : v) out += (out.size() > 1 ? ", " : "") + key + ": " + value;
+  return out + "}";
+}
 
 namespace {
 template <class T> bool decodeScalar(const YAML::Node& node, T& out) {

@@ -3,6 +3,7 @@
 // prints the parameter table in --help.
 #pragma once
 #include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -45,7 +46,11 @@ Rule<std::vector<double>> numberListOf(size_t minCount, size_t maxCount);
 Rule<Path> existingFile();
 Rule<Path> anyPath();
 
+// Named settings passed through as text (camera features: `{BalanceWhiteAuto: Off, Gamma: 0.8}`).
+using TextMap = std::map<std::string, std::string>;
+
 template <class T> Rule<T> anyValue();
+template <> Rule<TextMap> anyValue<TextMap>();
 template <> Rule<int> anyValue<int>();
 template <> Rule<double> anyValue<double>();
 template <> Rule<bool> anyValue<bool>();
@@ -58,6 +63,7 @@ bool decode(const YAML::Node& node, double& out);
 bool decode(const YAML::Node& node, bool& out);
 bool decode(const YAML::Node& node, std::string& out);
 bool decode(const YAML::Node& node, Path& out);
+bool decode(const YAML::Node& node, TextMap& out);  // a map of scalars
 template <class T> bool decode(const YAML::Node& node, std::vector<T>& out) {
   if (!node.IsSequence()) return false;
   out.clear();
@@ -75,6 +81,7 @@ std::string toText(double v);
 std::string toText(bool v);
 std::string toText(const std::string& v);
 std::string toText(const Path& v);
+std::string toText(const TextMap& v);
 template <class T> std::string toText(const std::vector<T>& v) {
   std::string out = "[";
   for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + toText(v[i]);

@@ -204,7 +204,12 @@ const NodeSpec* PipelineSpec::find(const std::string& name) const {
 const ParamSchema<PipelineSettings>& PipelineSettings::schema() {
   static const auto schema = ParamSchema<PipelineSettings>()
       .add("frames_in_flight", &PipelineSettings::framesInFlight, "frames processed concurrently (each holds its own buffers)", intIn(1, 16))
-      .add("backend", &PipelineSettings::backend, "default backend of every stage: auto takes CUDA when a device is present", oneOf({"auto", "cuda", "cpu"}));
+      .add("backend", &PipelineSettings::backend, "default backend of every stage: auto takes CUDA when a device is present", oneOf({"auto", "cuda", "cpu"}))
+      .add("pair_tolerance_ms", &PipelineSettings::pairToleranceMs,
+           "several sources (a stereo pair of cameras): frames more than this apart are not paired; the older is dropped and counted. 0: one frame from each in turn",
+           numberIn(0, 1e6))
+      .add("pair_by", &PipelineSettings::pairBy, "time the pairing compares: arrival on the host, or camera_timestamp (PTP-synchronised or triggered cameras)",
+           oneOf({"arrival", "camera_timestamp"}));
   return schema;
 }
 

@@ -39,6 +39,8 @@ struct NodeSpec {
 struct PipelineSettings {
   int framesInFlight = 3;
   std::string backend = "auto";
+  double pairToleranceMs = 0;        // several sources: frames further apart are not paired
+  std::string pairBy = "arrival";    // arrival | camera_timestamp
   static const ParamSchema<PipelineSettings>& schema();
 };
 

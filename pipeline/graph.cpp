@@ -77,7 +77,10 @@ class SourcePool {
     free_.pop_front();
     return i;
   }
+  std::function<void(size_t)> recycle;  // sources that fill their own buffers take them back
+
   void release(size_t i) {
+    if (recycle) return recycle(i);
     std::lock_guard lock(mutex_);
     free_.push_back(i);
     available_.notify_one();
@@ -157,6 +160,7 @@ struct Graph::Impl {
 
   void allocate();
   void sourceLoop(size_t node);
+  bool pairFrames(Slot& slot);
   void schedule();
   void runStage(Slot& slot, size_t node);
   void complete(FrameQueue<size_t>& finished);
@@ -457,8 +461,19 @@ void Graph::Impl::allocate() {
     pools[s].sets.resize(static_cast<size_t>(inFlight) + queueCapacity + 1);
     for (auto& set : pools[s].sets)
       for (const auto& [port, out] : nodes[s].outputs)
-        if (out.spec.kind == PortKind::image) set.images.emplace(port, Image(out.spec.format, out.spec.width, out.spec.height, out.memory));
+        if (out.spec.kind == PortKind::image)
+          set.images.emplace(port, Image(out.spec.format, out.spec.width, out.spec.height, out.memory, out.spec.pitch ? out.spec.pitch : pitchFor(out.spec.format, out.spec.width)));
     pools[s].init();
+    Source& source = *nodes[s].source;
+    if (source.fillsOwnBuffers()) {
+      std::vector<BufferSetImages> sets;
+      for (auto& set : pools[s].sets) {
+        BufferSetImages& images = sets.emplace_back();
+        for (auto& [port, image] : set.images) images[port] = &image;
+      }
+      source.bindBuffers(sets);
+      pools[s].recycle = [&source](size_t set) { source.recycle(set); };
+    }
   }
 
   slots = std::vector<Slot>(static_cast<size_t>(inFlight));
@@ -489,14 +504,27 @@ void Graph::Impl::allocate() {
 
 namespace {
 
+// The frame a source fills: in the set the graph gave it, or in the one it names (own buffers).
 class SourceFrameImpl : public SourceFrame {
  public:
-  explicit SourceFrameImpl(BufferSet& set) : set_(set) {}
-  Image& out(const std::string& port) override { return set_.images.at(port); }
-  FrameMeta& meta() override { return set_.meta; }
+  SourceFrameImpl(SourcePool& pool, size_t set, bool ownBuffers, FrameMeta& meta) : pool_(pool), set_(set), own_(ownBuffers), meta_(meta) {}
+  Image& out(const std::string& port) override {
+    if (set_ == kNone) throw std::logic_error("a source that fills its own buffers wrote output '" + port + "' before useSet()");
+    return pool_.sets.at(set_).images.at(port);
+  }
+  FrameMeta& meta() override { return meta_; }
+  void useSet(size_t set) override {
+    if (!own_) throw std::logic_error("useSet() is for sources that fill their own buffers");
+    if (set >= pool_.sets.size()) throw std::logic_error("useSet(" + std::to_string(set) + ") names no buffer set");
+    set_ = set;
+  }
+  size_t set() const { return set_; }
 
  private:
-  BufferSet& set_;
+  SourcePool& pool_;
+  size_t set_;
+  bool own_;
+  FrameMeta& meta_;
 };
 
 class StageContext : public ProcessContext {
@@ -562,18 +590,23 @@ void Graph::Impl::sourceLoop(size_t node) {
   uint64_t sequence = 0, droppedSinceLast = 0;
   auto isStopping = [this] { return stopping.load(); };
   try {
+    bool own = n.source->fillsOwnBuffers();
     while (!stopping) {
-      size_t set = pool.acquire(stopping);
-      if (set == kNone) break;
-      BufferSet& buffers = pool.sets[set];
-      buffers.meta = FrameMeta{};
-      buffers.meta.source = n.spec->name;
-      buffers.meta.sequence = sequence++;
-      SourceFrameImpl frame(buffers);
-      if (!n.source->read(frame, isStopping)) {
-        pool.release(set);
+      size_t set = own ? kNone : pool.acquire(stopping);
+      if (!own && set == kNone) break;
+      FrameMeta meta;
+      meta.source = n.spec->name;
+      meta.sequence = sequence++;
+      SourceFrameImpl frame(pool, set, own, meta);
+      bool got = n.source->read(frame, isStopping);
+      set = frame.set();
+      if (!got) {
+        if (set != kNone) pool.release(set);
         break;
       }
+      if (set == kNone) throw std::logic_error("the source returned a frame without naming its buffer set");
+      BufferSet& buffers = pool.sets[set];
+      buffers.meta = std::move(meta);
       if (buffers.meta.received == Clock::time_point{}) buffers.meta.received = Clock::now();
       if (buffers.meta.incomplete) metrics->recordIncomplete(n.metricsIndex);
       buffers.meta.droppedBefore = droppedSinceLast;
@@ -611,6 +644,34 @@ void Graph::Impl::runStage(Slot& slot, size_t i) {
   slot.done[i]->record(stream);
 }
 
+// Several sources and a pair tolerance: while the frames taken are further apart than the
+// tolerance, the oldest is dropped (counted as unpaired) and its source's next frame taken.
+// False when a source ended meanwhile.
+bool Graph::Impl::pairFrames(Slot& slot) {
+  const PipelineSettings& p = spec.pipeline;
+  if (sources.size() < 2 || p.pairToleranceMs <= 0) return true;
+  auto time = [&](size_t s) {
+    const FrameMeta& m = pools[s].sets[slot.sourceSets[s]].meta;
+    return p.pairBy == "camera_timestamp" ? static_cast<double>(m.cameraTimestampNs) * 1e-6
+                                          : std::chrono::duration<double, std::milli>(m.received.time_since_epoch()).count();
+  };
+  for (int unpaired = 1;; ++unpaired) {
+    size_t oldest = sources.front(), newest = sources.front();
+    for (size_t s : sources) {
+      if (time(s) < time(oldest)) oldest = s;
+      if (time(s) > time(newest)) newest = s;
+    }
+    if (time(newest) - time(oldest) <= p.pairToleranceMs) return true;
+    pools[oldest].release(std::exchange(slot.sourceSets[oldest], kNone));
+    metrics->recordUnpaired(nodes[oldest].metricsIndex);
+    if (unpaired == 100)
+      spdlog::warn("100 frames in a row without a pair within pair_tolerance_ms ({} ms): are the cameras triggered together, at the same rate?", p.pairToleranceMs);
+    auto next = queues[oldest]->pop();
+    if (!next) return false;
+    slot.sourceSets[oldest] = *next;
+  }
+}
+
 void Graph::Impl::schedule() {
   FrameQueue<size_t> finished(slots.size());
   std::thread completion([&] { complete(finished); });
@@ -635,6 +696,7 @@ void Graph::Impl::schedule() {
       }
       slot.sourceSets[s] = *set;
     }
+    if (!ended) ended = !pairFrames(slot);
     if (ended) {
       for (size_t s : sources)
         if (slot.sourceSets[s] != kNone) pools[s].release(std::exchange(slot.sourceSets[s], kNone));
@@ -715,7 +777,10 @@ void Graph::Impl::complete(FrameQueue<size_t>& finished) {
 }
 
 Graph::Graph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Graph::~Graph() = default;
+Graph::~Graph() {
+  // Sources go first: a camera's driver may still write into the buffers the pools own.
+  for (auto& n : impl_->nodes) n.source.reset();
+}
 
 void Graph::stop() { impl_->requestStop(); }
 Metrics& Graph::metrics() { return *impl_->metrics; }

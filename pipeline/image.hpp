@@ -21,6 +21,8 @@ class Image {
  public:
   Image() = default;
   Image(Format format, int width, int height, MemoryKind memory);
+  // Rows `pitch` bytes apart: packed rows (pitch = row bytes) for buffers a camera fills by DMA.
+  Image(Format format, int width, int height, MemoryKind memory, size_t pitch);
 
   Format format() const { return format_; }
   int width() const { return width_; }

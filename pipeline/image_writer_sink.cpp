@@ -78,9 +78,18 @@ void registerReplaySource(Registry& registry);
 }  // namespace gst
 #endif
 
+#if POLARPIPE_WITH_ARAVIS
+namespace aravis {
+void registerAravisSource(Registry& registry);
+}
+#endif
+
 void registerPipelineNodes(Registry& registry) {
   registerImagesSource(registry);
   registerImageWriterSink(registry);
+#if POLARPIPE_WITH_ARAVIS
+  aravis::registerAravisSource(registry);
+#endif
 #if POLARPIPE_WITH_GSTREAMER
   gst::registerVideoSink(registry);
   gst::registerRecordSink(registry);

@@ -38,6 +38,7 @@ Metrics::Metrics(std::vector<StageInfo> stages, std::vector<std::string> sources
       sources_(std::move(sources)),
       drops_(sources_.size()),
       incomplete_(sources_.size()),
+      unpaired_(sources_.size()),
       slots_(slots) {}
 
 void Metrics::recordStage(size_t stage, double cpuMs, double gpuMs) {
@@ -59,6 +60,11 @@ void Metrics::recordDrop(size_t source, uint64_t count) {
 void Metrics::recordIncomplete(size_t source) {
   std::lock_guard lock(mutex_);
   ++incomplete_[source];
+}
+
+void Metrics::recordUnpaired(size_t source) {
+  std::lock_guard lock(mutex_);
+  ++unpaired_[source];
 }
 
 void Metrics::setSlotsInUse(int inUse) {
@@ -116,8 +122,8 @@ std::string Metrics::table() const {
     out << line;
   }
   for (size_t i = 0; i < sources_.size(); ++i) {
-    std::snprintf(line, sizeof line, "source %-13s dropped %llu, incomplete %llu\n", sources_[i].c_str(),
-                  static_cast<unsigned long long>(drops_[i]), static_cast<unsigned long long>(incomplete_[i]));
+    std::snprintf(line, sizeof line, "source %-13s dropped %llu, incomplete %llu, unpaired %llu\n", sources_[i].c_str(),
+                  static_cast<unsigned long long>(drops_[i]), static_cast<unsigned long long>(incomplete_[i]), static_cast<unsigned long long>(unpaired_[i]));
     out << line;
   }
   for (size_t i = 0; i < counters_.size(); ++i) {
@@ -168,6 +174,8 @@ std::string Metrics::prometheus() const {
       out << "polarpipe_" << name << "_total{node=\"" << node << "\"} " << counter.value->load() << "\n";
     }
   }
+  out << "# HELP polarpipe_source_unpaired_total Frames dropped because no frame of the other sources was within pair_tolerance_ms.\n# TYPE polarpipe_source_unpaired_total counter\n";
+  for (size_t i = 0; i < sources_.size(); ++i) out << "polarpipe_source_unpaired_total{source=\"" << sources_[i] << "\"} " << unpaired_[i] << "\n";
   out << "# HELP polarpipe_slots_in_use Frame slots in flight.\n# TYPE polarpipe_slots_in_use gauge\npolarpipe_slots_in_use " << slotsInUse_ << "\n";
   out << "# HELP polarpipe_slots Frame slots (frames_in_flight).\n# TYPE polarpipe_slots gauge\npolarpipe_slots " << slots_ << "\n";
   return out.str();

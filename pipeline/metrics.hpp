@@ -38,6 +38,7 @@ class Metrics {
   void recordFrame(double latencyMs);
   void recordDrop(size_t source, uint64_t count = 1);
   void recordIncomplete(size_t source);
+  void recordUnpaired(size_t source);  // a frame dropped because no frame of the other sources matched it
   void setSlotsInUse(int inUse);
   // A node's own counters (Source::counters, Sink::counters), listed under the node's name.
   void addCounters(const std::string& node, std::vector<Counter> counters);
@@ -54,7 +55,7 @@ class Metrics {
   std::vector<StageInfo> stages_;
   std::vector<Distribution> cpuMs_, gpuMs_;
   std::vector<std::string> sources_;
-  std::vector<uint64_t> drops_, incomplete_;
+  std::vector<uint64_t> drops_, incomplete_, unpaired_;
   std::vector<std::pair<std::string, Counter>> counters_;  // node, counter
   Distribution latencyMs_;
   int slots_, slotsInUse_ = 0, slotsPeak_ = 0;

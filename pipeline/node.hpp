@@ -25,6 +25,7 @@ struct PortSpec {
   PortKind kind = PortKind::image;
   Format format{};
   int width = 0, height = 0;
+  size_t pitch = 0;  // 0: rows aligned to 256 bytes; a camera filling buffers by DMA asks for packed rows
   std::string text() const;  // "u8x1 2448x2048" or "detections"
   static PortSpec image(Format f, int w, int h) { return {PortKind::image, f, w, h}; }
   static PortSpec detections() { return {PortKind::detections, {}, 0, 0}; }
@@ -102,7 +103,12 @@ class SourceFrame {
   virtual ~SourceFrame() = default;
   virtual Image& out(const std::string& port) = 0;
   virtual FrameMeta& meta() = 0;
+  // Sources that fill their own buffers: this frame is in buffer set `set` (see bindBuffers).
+  virtual void useSet(size_t set) = 0;
 };
+
+// One buffer set of a source: an image per output port, allocated by the graph.
+using BufferSetImages = std::map<std::string, Image*>;
 
 class Source {
  public:
@@ -113,6 +119,13 @@ class Source {
   // Fills one frame; false at the end of the stream. Blocking waits honour `stopping`.
   virtual bool read(SourceFrame& frame, const std::function<bool()>& stopping) = 0;
   virtual std::vector<Counter> counters() const { return {}; }
+
+  // Cameras fill buffers they handed to the driver instead of the one read() is given (no copy).
+  // The graph then passes every buffer set once, before the first read; read() names the set each
+  // frame is in (SourceFrame::useSet); recycle() gives a set back after its last reader finished.
+  virtual bool fillsOwnBuffers() const { return false; }
+  virtual void bindBuffers(const std::vector<BufferSetImages>& sets) {}
+  virtual void recycle(size_t set) {}
 };
 
 // A finished frame as a sink sees it: host-readable images.

@@ -1,4 +1,5 @@
-// Every config shipped in config/ validates.
+// Every config shipped in config/ validates. Configs that open a camera are validated against
+// Aravis' fake camera in tests/integration/aravis_test.cpp.
 #include "pipeline/graph.hpp"
 #include "stages/register.hpp"
 #include "tests/support.hpp"
@@ -14,6 +15,7 @@ TEST(ShippedConfigs, EveryFileInConfigValidates) {
     if (entry.path().extension() != ".yaml") continue;
     Diagnostics d(entry.path().string());
     PipelineSpec spec = loadPipeline(entry.path().string(), {}, d);
+    if (std::any_of(spec.nodes.begin(), spec.nodes.end(), [](const NodeSpec& n) { return n.type == "aravis"; })) continue;
     if (d.empty()) Graph::build(spec, registry, d, {"cpu"});
     EXPECT_TRUE(d.empty()) << d.text();
     ++checked;

@@ -11,5 +11,6 @@ constexpr int kExitBadInput = 2;
 void addRunCommands(CLI::App& app, int& exitCode);       // run, validate, types
 void addDemosaicCommands(CLI::App& app, int& exitCode);  // synth, demosaic
 void addDofCommand(CLI::App& app, int& exitCode);        // dof
+void addCamerasCommand(CLI::App& app, int& exitCode);    // cameras
 
 }  // namespace pp::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   pp::cli::addRunCommands(app, exitCode);
   pp::cli::addDemosaicCommands(app, exitCode);
   pp::cli::addDofCommand(app, exitCode);
+  pp::cli::addCamerasCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,344 @@
+// Source `aravis`: one GigE Vision / USB3 Vision camera. The graph's buffers (pinned, mapped on a
+// Jetson, rows packed as the camera sends them) are handed to Aravis, so the camera's frames land
+// where the first stage reads them; a buffer goes back to the camera only when the graph recycles
+// it after its last reader. A lost camera is reported and reopened with backoff. Two cameras are two
+// sources; the graph pairs their frames (pipeline.pair_tolerance_ms).
+#include <arv.h>
+#include <spdlog/spdlog.h>
+
+#include <mutex>
+#include <thread>
+
+#include "pipeline/aravis/cameras.hpp"
+#include "pipeline/registry.hpp"
+
+namespace pp::aravis {
+
+namespace {
+
+struct AravisParams {
+  std::string camera;
+  std::string pixel_format;
+  std::vector<int> region;
+  double exposure_us = 0, gain = -1, frame_rate = 0;
+  std::string trigger = "keep";
+  TextMap features;
+  int packet_size = 0;
+  int socket_buffer_kb = 0;
+  bool packet_resend = true;
+  int packet_timeout_ms = 20;
+  int frame_retention_ms = 100;
+  bool realtime_thread = true;
+  std::string incomplete = "drop";
+  std::string on_disconnect = "reconnect";
+  std::string mosaic = "auto";
+  int bit_depth = 0;
+};
+
+std::string errorText(GError*& error) {
+  std::string text = error ? error->message : "unknown error";
+  g_clear_error(&error);
+  return text;
+}
+
+class AravisSource : public Source {
+ public:
+  using Params = AravisParams;
+  static const ParamSchema<Params>& schema() {
+    static const auto schema = ParamSchema<Params>()
+        .add("camera", &Params::camera, "which camera: Aravis id (Vendor-Serial), serial number, IP address or MAC; empty: the first found")
+        .add("pixel_format", &Params::pixel_format, "GenICam PixelFormat to set (Mono8, Mono12, Mono16, PolarizeMono8, ...); empty: keep the camera's")
+        .add("region", &Params::region, "[offset_x, offset_y, width, height] to set; empty: keep", Rule<std::vector<int>>{"empty or four integers >= 0", [](const std::vector<int>& r) {
+               return r.empty() || (r.size() == 4 && r[0] >= 0 && r[1] >= 0 && r[2] > 0 && r[3] > 0);
+             }})
+        .add("exposure_us", &Params::exposure_us, "ExposureTime in microseconds; 0: keep", numberIn(0, 1e8))
+        .add("gain", &Params::gain, "Gain; -1: keep", numberIn(-1, 1000))
+        .add("frame_rate", &Params::frame_rate, "AcquisitionFrameRate; 0: keep", numberIn(0, 10000))
+        .add("trigger", &Params::trigger, "keep, off (free running), software, or a TriggerSource such as Line0")
+        .add("features", &Params::features, "any other GenICam features, set in order after the above: {Name: value}")
+        .add("packet_size", &Params::packet_size, "GigE packet size in bytes; 0: the largest the path carries (negotiated)", intIn(0, 16384))
+        .add("socket_buffer_kb", &Params::socket_buffer_kb, "GigE receive socket buffer; 0: sized by Aravis from the frame", intIn(0, 1 << 20))
+        .add("packet_resend", &Params::packet_resend, "ask the camera to resend lost packets")
+        .add("packet_timeout_ms", &Params::packet_timeout_ms, "wait this long for a missing packet before asking again", intIn(1, 10000))
+        .add("frame_retention_ms", &Params::frame_retention_ms, "give up on an incomplete frame after this long", intIn(1, 100000))
+        .add("realtime_thread", &Params::realtime_thread, "run the receive thread at real-time (else high) priority when allowed")
+        .add("incomplete", &Params::incomplete, "frames with missing packets: drop (counted) or pass (flagged incomplete, missing data zero)", oneOf({"drop", "pass"}))
+        .add("on_disconnect", &Params::on_disconnect, "when the camera is lost: reconnect (with backoff) or stop the pipeline", oneOf({"reconnect", "stop"}))
+        .add("mosaic", &Params::mosaic, "sensor layout put in each frame's metadata: auto (Bayer pixel formats: polar_rggb, else polar_mono)", oneOf({"auto", "polar_mono", "polar_rggb"}))
+        .add("bit_depth", &Params::bit_depth, "significant bits; 0: from the pixel format", intIn(0, 16));
+    return schema;
+  }
+
+  AravisSource(const Params& p, ParamContext& ctx) : p_(p) {}
+
+  ~AravisSource() override { close(); }
+
+  void setup(PortSetup& ports) override {
+    try {
+      open();
+    } catch (const std::exception& e) {
+      ports.fail(e.what());
+      return;
+    }
+    size_t rowBytes = static_cast<size_t>(width_) * depthBytes(depth_);
+    if (rowBytes % 4)
+      ports.fail("camera " + id_ + ": rows of " + std::to_string(rowBytes) + " bytes; choose a Width whose rows are a multiple of 4 bytes (region)");
+    PortSpec spec = PortSpec::image({depth_, 1}, width_, height_);
+    spec.pitch = rowBytes;  // the camera writes packed rows straight into the buffer
+    ports.output("raw", spec);
+  }
+
+  bool live() const override { return true; }
+  bool fillsOwnBuffers() const override { return true; }
+
+  void bindBuffers(const std::vector<BufferSetImages>& sets) override {
+    std::lock_guard lock(mutex_);
+    for (const auto& set : sets) images_.push_back(set.at("raw"));
+    buffers_.assign(images_.size(), nullptr);
+    inGraph_.assign(images_.size(), false);
+    startStream();
+  }
+
+  void recycle(size_t set) override {
+    std::lock_guard lock(mutex_);
+    inGraph_[set] = false;
+    if (stream_) arv_stream_push_buffer(stream_, buffers_[set]);
+  }
+
+  bool read(SourceFrame& frame, const std::function<bool()>& stopping) override {
+    while (!stopping()) {
+      if (lost_) {
+        if (p_.on_disconnect == "stop") throw std::runtime_error("camera " + id_ + " was lost (on_disconnect: stop)");
+        reconnect(stopping);
+        continue;
+      }
+      if (!acquiring_) {
+        GError* error = nullptr;
+        arv_camera_start_acquisition(camera_, &error);
+        if (error) throw std::runtime_error("camera " + id_ + ": cannot start acquisition: " + errorText(error));
+        acquiring_ = true;
+      }
+      ArvBuffer* buffer = arv_stream_timeout_pop_buffer(stream_, 100000);
+      updateStatistics();
+      if (!buffer) continue;
+      size_t set = GPOINTER_TO_SIZE(arv_buffer_get_user_data(buffer));
+      ArvBufferStatus status = arv_buffer_get_status(buffer);
+      if (status != ARV_BUFFER_STATUS_SUCCESS) {
+        ++incomplete_;
+        if (status == ARV_BUFFER_STATUS_TIMEOUT) ++timeouts_;
+        if (p_.incomplete == "drop" || arv_buffer_get_payload_type(buffer) == ARV_BUFFER_PAYLOAD_TYPE_UNKNOWN) {
+          arv_stream_push_buffer(stream_, buffer);
+          continue;
+        }
+      }
+      {
+        std::lock_guard lock(mutex_);
+        buffers_[set] = buffer;
+        inGraph_[set] = true;
+      }
+      frame.useSet(set);
+      FrameMeta& meta = frame.meta();
+      meta.cameraTimestampNs = arv_buffer_get_timestamp(buffer);
+      meta.exposureUs = exposureUs_;
+      meta.gain = gain_;
+      meta.mosaic = mosaic_;
+      meta.bitDepth = bitDepth_;
+      meta.incomplete = status != ARV_BUFFER_STATUS_SUCCESS;
+      ++completed_;
+      return true;
+    }
+    return false;
+  }
+
+  std::vector<Counter> counters() const override {
+    return {{"camera_frames", "Frames received complete from the camera.", &completed_},
+            {"camera_incomplete", "Frames with missing packets (dropped or passed on flagged, per config).", &incomplete_},
+            {"camera_missing_packets", "GigE packets that never arrived.", &missingPackets_},
+            {"camera_resent_packets", "GigE packets the camera resent on request.", &resentPackets_},
+            {"camera_timeouts", "Frames given up on after frame_retention_ms.", &timeouts_},
+            {"camera_reconnects", "Times the camera was lost and opened again.", &reconnects_}};
+  }
+
+ private:
+  // Opens and configures the camera; every rejected setting names the feature and the camera.
+  void open() {
+    id_ = resolveCamera(p_.camera);
+    GError* error = nullptr;
+    camera_ = arv_camera_new(id_.c_str(), &error);
+    if (!camera_) throw std::runtime_error("cannot open camera " + id_ + ": " + errorText(error));
+    auto check = [&](const std::string& what) {
+      if (error) throw std::runtime_error("camera " + id_ + ": " + what + ": " + errorText(error));
+    };
+    if (!p_.pixel_format.empty()) {
+      arv_camera_set_pixel_format_from_string(camera_, p_.pixel_format.c_str(), &error);
+      if (error) {
+        std::string why = errorText(error);
+        guint n = 0;
+        const char** formats = arv_camera_dup_available_pixel_formats_as_strings(camera_, &n, nullptr);
+        std::string available;
+        for (guint i = 0; formats && i < n; ++i) available += (i ? ", " : "") + std::string(formats[i]);
+        g_free(formats);
+        throw std::runtime_error("camera " + id_ + ": PixelFormat '" + p_.pixel_format + "' rejected: " + why + " (it offers: " + available + ")");
+      }
+    }
+    if (!p_.region.empty()) {
+      arv_camera_set_region(camera_, p_.region[0], p_.region[1], p_.region[2], p_.region[3], &error);
+      check("region [" + std::to_string(p_.region[0]) + ", " + std::to_string(p_.region[1]) + ", " + std::to_string(p_.region[2]) + ", " + std::to_string(p_.region[3]) + "] rejected");
+    }
+    if (p_.exposure_us > 0) {
+      arv_camera_set_exposure_time(camera_, p_.exposure_us, &error);
+      check("ExposureTime " + toText(p_.exposure_us) + " rejected");
+    }
+    if (p_.gain >= 0) {
+      arv_camera_set_gain(camera_, p_.gain, &error);
+      check("Gain " + toText(p_.gain) + " rejected");
+    }
+    if (p_.frame_rate > 0) {
+      arv_camera_set_frame_rate(camera_, p_.frame_rate, &error);
+      check("AcquisitionFrameRate " + toText(p_.frame_rate) + " rejected");
+    }
+    if (p_.trigger == "off") {
+      arv_camera_clear_triggers(camera_, &error);
+      check("TriggerMode Off rejected");
+    } else if (p_.trigger == "software") {
+      arv_camera_set_trigger(camera_, "Software", &error);
+      check("software trigger rejected");
+    } else if (p_.trigger != "keep") {
+      arv_camera_set_trigger(camera_, p_.trigger.c_str(), &error);
+      check("TriggerSource '" + p_.trigger + "' rejected");
+    }
+    ArvDevice* device = arv_camera_get_device(camera_);
+    for (const auto& [name, value] : p_.features) {
+      if (!arv_device_get_feature(device, name.c_str())) throw std::runtime_error("camera " + id_ + " has no feature '" + name + "'");
+      arv_device_set_features_from_string(device, (name + "=" + value).c_str(), &error);
+      check("feature " + name + " = '" + value + "' rejected");
+    }
+    if (arv_camera_is_gv_device(camera_)) {
+      if (p_.packet_size > 0) arv_camera_gv_set_packet_size(camera_, p_.packet_size, &error);
+      else arv_camera_gv_auto_packet_size(camera_, &error);
+      check("packet size");
+    }
+
+    int x = 0, y = 0;
+    arv_camera_get_region(camera_, &x, &y, &width_, &height_, &error);
+    check("cannot read the region");
+    if (width_ <= 0 || height_ <= 0) throw std::runtime_error("camera " + id_ + " reports a " + std::to_string(width_) + "x" + std::to_string(height_) + " region");
+    ArvPixelFormat format = arv_camera_get_pixel_format(camera_, &error);
+    check("cannot read the pixel format");
+    const char* formatName = arv_camera_get_pixel_format_as_string(camera_, nullptr);
+    std::string name = formatName ? formatName : "?";
+    int bits = ARV_PIXEL_FORMAT_BIT_PER_PIXEL(format);
+    if (bits != 8 && bits != 16)
+      throw std::runtime_error("camera " + id_ + ": PixelFormat " + name + " has " + std::to_string(bits) +
+                               " bits a pixel; polarpipe takes one sample of 8 or 16 bits (Mono8, Mono12, Mono16, Polarize*8/12/16)");
+    depth_ = bits == 8 ? Depth::u8 : Depth::u16;
+    size_t payload = arv_camera_get_payload(camera_, &error);
+    check("cannot read the payload size");
+    size_t frameBytes = static_cast<size_t>(width_) * static_cast<size_t>(height_) * depthBytes(depth_);
+    if (payload != frameBytes)
+      throw std::runtime_error("camera " + id_ + ": payload of " + std::to_string(payload) + " bytes is not one " + std::to_string(width_) + "x" +
+                               std::to_string(height_) + " image (" + std::to_string(frameBytes) + "); turn chunk data off (ChunkModeActive)");
+    mosaic_ = p_.mosaic != "auto" ? p_.mosaic : name.find("Bayer") != std::string::npos ? "polar_rggb" : "polar_mono";
+    bitDepth_ = p_.bit_depth ? p_.bit_depth : name.find("12") != std::string::npos ? 12 : name.find("10") != std::string::npos ? 10 : bits;
+    exposureUs_ = arv_camera_get_exposure_time(camera_, nullptr);
+    gain_ = arv_camera_get_gain(camera_, nullptr);
+    lostHandler_ = g_signal_connect(device, "control-lost", G_CALLBACK(+[](ArvDevice*, gpointer self) { static_cast<AravisSource*>(self)->lost_ = true; }), this);
+    spdlog::info("camera {}: {} {}x{}, {} ({}-bit), exposure {} us, gain {}", id_, name, width_, height_, mosaic_, bitDepth_, exposureUs_, gain_);
+  }
+
+  // Caller holds mutex_. A new stream gets every buffer the graph is not holding.
+  void startStream() {
+    GError* error = nullptr;
+    stream_ = arv_camera_create_stream(camera_, +[](void* self, ArvStreamCallbackType type, ArvBuffer*) {
+      if (type == ARV_STREAM_CALLBACK_TYPE_INIT && static_cast<AravisSource*>(self)->p_.realtime_thread && !arv_make_thread_realtime(10))
+        arv_make_thread_high_priority(-10);
+    }, this, &error);
+    if (!stream_) throw std::runtime_error("camera " + id_ + ": cannot open the stream: " + errorText(error));
+    if (ARV_IS_GV_STREAM(stream_)) {
+      g_object_set(stream_, "packet-resend", p_.packet_resend ? ARV_GV_STREAM_PACKET_RESEND_ALWAYS : ARV_GV_STREAM_PACKET_RESEND_NEVER,
+                   "packet-timeout", static_cast<unsigned>(p_.packet_timeout_ms * 1000), "frame-retention", static_cast<unsigned>(p_.frame_retention_ms * 1000), nullptr);
+      if (p_.socket_buffer_kb > 0)
+        g_object_set(stream_, "socket-buffer", ARV_GV_STREAM_SOCKET_BUFFER_FIXED, "socket-buffer-size", p_.socket_buffer_kb * 1024, nullptr);
+    }
+    for (size_t i = 0; i < images_.size(); ++i) {
+      if (inGraph_[i]) continue;
+      buffers_[i] = arv_buffer_new_full(images_[i]->bytes(), images_[i]->data(), GSIZE_TO_POINTER(i), nullptr);
+      arv_stream_push_buffer(stream_, buffers_[i]);
+    }
+    statisticsBase_ = {missingPackets_.load(), resentPackets_.load()};
+  }
+
+  void updateStatistics() {
+    if (!stream_ || !ARV_IS_GV_STREAM(stream_)) return;
+    guint64 resent = 0, missing = 0;
+    arv_gv_stream_get_statistics(ARV_GV_STREAM(stream_), &resent, &missing);
+    missingPackets_ = statisticsBase_[0] + missing;
+    resentPackets_ = statisticsBase_[1] + resent;
+  }
+
+  void close() {
+    std::lock_guard lock(mutex_);
+    if (camera_ && acquiring_) arv_camera_stop_acquisition(camera_, nullptr);
+    acquiring_ = false;
+    if (stream_) g_object_unref(std::exchange(stream_, nullptr));  // frees the buffers queued in it
+    if (camera_) {
+      if (lostHandler_) g_signal_handler_disconnect(arv_camera_get_device(camera_), lostHandler_);
+      lostHandler_ = 0;
+      g_object_unref(std::exchange(camera_, nullptr));
+    }
+  }
+
+  void reconnect(const std::function<bool()>& stopping) {
+    spdlog::warn("camera {} lost: reconnecting", id_);
+    close();
+    auto lostAt = Clock::now();
+    auto wait = std::chrono::milliseconds(250);
+    while (!stopping()) {
+      try {
+        open();
+        {
+          std::lock_guard lock(mutex_);
+          startStream();
+        }
+        lost_ = false;
+        ++reconnects_;
+        spdlog::info("camera {} back after {:.1f} s", id_, std::chrono::duration<double>(Clock::now() - lostAt).count());
+        return;
+      } catch (const std::exception& e) {
+        spdlog::debug("camera {} not back yet: {}", id_, e.what());
+        close();
+      }
+      auto until = Clock::now() + wait;
+      while (Clock::now() < until && !stopping()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      wait = std::min(wait * 2, std::chrono::milliseconds(4000));
+    }
+  }
+
+  Params p_;
+  std::string id_;
+  ArvCamera* camera_ = nullptr;
+  ArvStream* stream_ = nullptr;
+  gulong lostHandler_ = 0;
+  std::atomic<bool> lost_{false};
+  bool acquiring_ = false;
+  int width_ = 0, height_ = 0;
+  Depth depth_ = Depth::u8;
+  std::string mosaic_;
+  int bitDepth_ = 8;
+  double exposureUs_ = 0, gain_ = 0;
+
+  std::mutex mutex_;                // buffers and the stream, shared with recycle()
+  std::vector<Image*> images_;      // per buffer set: the graph's image the camera fills
+  std::vector<ArvBuffer*> buffers_; // per buffer set: its Aravis buffer
+  std::vector<bool> inGraph_;       // per buffer set: held by the graph
+  std::array<uint64_t, 2> statisticsBase_{};
+  std::atomic<uint64_t> completed_{0}, incomplete_{0}, missingPackets_{0}, resentPackets_{0}, timeouts_{0}, reconnects_{0};
+};
+
+}  // namespace
+
+void registerAravisSource(Registry& registry) {
+  registry.add<AravisSource>(Role::source, "aravis", "a GigE Vision / USB3 Vision camera through Aravis, zero copy into the graph's buffers (output raw)");
+}
+
+}  // namespace pp::aravis
