@@ -51,5 +51,57 @@ class CollectSink : public Sink {
   bool keep_;
 };
 
+// Keeps every connected input and the metadata of every frame; safe to read while the graph runs.
+struct Kept {
+  std::mutex mutex;
+  std::vector<FrameMeta> metas;
+  std::vector<std::map<std::string, Image>> planes;  // per frame: port -> copy
+  size_t count() {
+    std::lock_guard lock(mutex);
+    return metas.size();
+  }
+};
+inline Kept& kept(const std::string& key) {
+  static std::map<std::string, Kept> all;
+  return all[key];
+}
+struct KeepParams {
+  std::string key = "default";
+};
+class KeepSink : public Sink {
+ public:
+  using Params = KeepParams;
+  static const ParamSchema<Params>& schema() {
+    static const auto s = ParamSchema<Params>().add("key", &Params::key, "key");
+    return s;
+  }
+  KeepSink(const Params& p, ParamContext&) : key_(p.key) {
+    Kept& k = kept(key_);
+    std::lock_guard lock(k.mutex);
+    k.metas.clear();
+    k.planes.clear();
+  }
+  void setup(PortSetup& ports) override {
+    inputs_ = ports.connectedInputs();
+    for (const auto& name : inputs_) ports.input(name);
+  }
+  void consume(const SinkFrame& frame) override {
+    std::map<std::string, Image> planes;
+    for (const auto& name : inputs_) {
+      const Image& in = frame.in(name);
+      Image copy(in.format(), in.width(), in.height(), MemoryKind::host);
+      copyImage(in, copy, nullptr);
+      planes.emplace(name, std::move(copy));
+    }
+    Kept& k = kept(key_);
+    std::lock_guard lock(k.mutex);
+    k.metas.push_back(frame.meta());
+    k.planes.push_back(std::move(planes));
+  }
+
+ private:
+  std::string key_;
+  std::vector<std::string> inputs_;
+};
 
 }  // namespace pp

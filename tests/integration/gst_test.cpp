@@ -15,7 +15,7 @@
 #include "pipeline/graph.hpp"
 #include "pipeline/gst/gst_support.hpp"
 #include "stages/register.hpp"
-#include "tests/support.hpp"
+#include "tests/graph_support.hpp"
 
 namespace pp {
 namespace {
@@ -99,47 +99,6 @@ class MovingSource : public Source {
   int n_ = 0;
 };
 
-// Keeps copies of every input and the metadata of every frame.
-struct Kept {
-  std::vector<FrameMeta> metas;
-  std::vector<std::map<std::string, Image>> planes;
-};
-std::map<std::string, Kept>& kept() {
-  static std::map<std::string, Kept> all;
-  return all;
-}
-struct KeepParams {
-  std::string key = "default";
-};
-class KeepSink : public Sink {
- public:
-  using Params = KeepParams;
-  static const ParamSchema<Params>& schema() {
-    static const auto s = ParamSchema<Params>().add("key", &Params::key, "key");
-    return s;
-  }
-  KeepSink(const Params& p, ParamContext&) : key_(p.key) { kept()[key_] = {}; }
-  void setup(PortSetup& ports) override {
-    inputs_ = ports.connectedInputs();
-    for (const auto& name : inputs_) ports.input(name);
-  }
-  void consume(const SinkFrame& frame) override {
-    Kept& k = kept()[key_];
-    k.metas.push_back(frame.meta());
-    auto& planes = k.planes.emplace_back();
-    for (const auto& name : inputs_) {
-      const Image& in = frame.in(name);
-      Image copy(in.format(), in.width(), in.height(), MemoryKind::host);
-      copyImage(in, copy, nullptr);
-      planes.emplace(name, std::move(copy));
-    }
-  }
-
- private:
-  std::string key_;
-  std::vector<std::string> inputs_;
-};
-
 Registry& registry() {
   static Registry r = [] {
     Registry reg;
@@ -179,7 +138,7 @@ std::string replayYaml(const std::string& path, const std::string& key, const st
          "sinks: [{name: keep, type: keep, inputs: " + inputs + ", params: {key: " + key + "}}]\n";
 }
 
-void expectSameFrames(const Kept& a, const Kept& b, size_t offset = 0) {
+void expectSameFrames(Kept& a, Kept& b, size_t offset = 0) {
   for (size_t i = 0; i < b.metas.size(); ++i) {
     const FrameMeta &x = a.metas[i + offset], &y = b.metas[i];
     EXPECT_EQ(x.sequence, y.sequence) << "frame " << i;
@@ -206,8 +165,8 @@ TEST_P(Recording, ReplayGivesTheSameFramesAndMetadataEveryTime) {
     auto replay = build(replayYaml(dir / "rec.mkv", key, "", planes));
     ASSERT_TRUE(replay);
     replay->run();
-    ASSERT_EQ(kept()[key].metas.size(), 12u);
-    expectSameFrames(kept()["original"], kept()[key]);
+    ASSERT_EQ(kept(key).metas.size(), 12u);
+    expectSameFrames(kept("original"), kept(key));
   }
 }
 
@@ -221,12 +180,12 @@ TEST(Replay, StartsAtAFrameAndLoops) {
   auto replay = build(replayYaml(dir / "rec.mkv", "loop", ", start: 4, loop: true"), 6);
   ASSERT_TRUE(replay);
   replay->run();
-  const Kept& k = kept()["loop"];
+  Kept& k = kept("loop");
   ASSERT_EQ(k.metas.size(), 6u);
   std::vector<uint64_t> sequences;
   for (const auto& m : k.metas) sequences.push_back(m.sequence);
   EXPECT_EQ(sequences, (std::vector<uint64_t>{4, 5, 4, 5, 4, 5}));
-  EXPECT_TRUE(test::samePixels(k.planes[0].at("raw"), kept()["original"].planes[4].at("raw")));
+  EXPECT_TRUE(test::samePixels(k.planes[0].at("raw"), kept("original").planes[4].at("raw")));
 }
 
 TEST(Replay, RecordedPaceKeepsTheTimeBetweenFrames) {
@@ -244,7 +203,7 @@ TEST(Replay, RecordedPaceKeepsTheTimeBetweenFrames) {
   replay->run();
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   EXPECT_GE(seconds, 5 * 0.05 * 0.8) << "six frames 50 ms apart take at least 0.25 s";
-  EXPECT_EQ(kept()["paced"].metas.size(), 6u);
+  EXPECT_EQ(kept("paced").metas.size(), 6u);
 }
 
 // Replays a damaged copy: the intact frames come through, then the run fails naming the frame.
@@ -257,12 +216,12 @@ void expectDamage(const std::string& path, const std::string& key, size_t minFra
   } catch (const PipelineError& e) {
     std::string message = e.what();
     EXPECT_NE(message.find(why), std::string::npos) << message;
-    EXPECT_NE(message.find("frame " + std::to_string(kept()[key].metas.size())), std::string::npos) << message;
+    EXPECT_NE(message.find("frame " + std::to_string(kept(key).metas.size())), std::string::npos) << message;
   }
-  const Kept& k = kept()[key];
+  Kept& k = kept(key);
   EXPECT_GE(k.metas.size(), minFrames);
   EXPECT_LE(k.metas.size(), maxFrames);
-  expectSameFrames(kept()["original"], k);
+  expectSameFrames(kept("original"), k);
 }
 
 TEST(Replay, TruncatedAndCorruptFilesStopWithTheFrameNumber) {
