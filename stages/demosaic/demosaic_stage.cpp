@@ -75,12 +75,18 @@ class DemosaicStage : public Stage {
   }
 
   void process(ProcessContext& ctx) override {
+    // A camera (or recording) says what its sensor is: a frame of the other layout is a config error.
+    const std::string& sensor = ctx.meta().mosaic;
+    if (!sensor.empty() && sensor != mosaicName())
+      throw std::runtime_error("the frame comes from a " + sensor + " sensor, but this stage demosaics " + mosaicName() + " (set mosaic: " + sensor + ")");
     std::map<std::string, Image*> out;
     for (const auto& name : names_) out[name] = &ctx.out(name);
     run(settings_, ctx.in("raw"), out, cuda_, ctx.stream());
   }
 
  private:
+  const char* mosaicName() const { return settings_.mosaic == Mosaic::mono ? "polar_mono" : "polar_rggb"; }
+
   Settings settings_;
   std::vector<std::string> outputs_;
   std::vector<std::string> names_;  // output planes, in order

@@ -135,7 +135,7 @@ uint64_t counter(Graph& graph, const std::string& name) {
 
 TEST(Aravis, FramesArriveBitForBitThroughTheGraph) {
   FakeCamera fake("127.0.0.1", "PPTEST1");
-  auto graph = build("sources:\n" + cameraSource("cam", "PPTEST1") +
+  auto graph = build("sources:\n" + cameraSource("cam", "PPTEST1", ", mosaic: polar_rggb") +
                          "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_rggb, outputs: [s0]}}\n"
                          "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw, s0: polar.s0}, params: {key: exact}}\n",
                      120);
@@ -144,10 +144,25 @@ TEST(Aravis, FramesArriveBitForBitThroughTheGraph) {
   Kept& r = kept("exact");
   ASSERT_EQ(r.count(), 120u);
   expectServedFrames(r, "raw");
-  EXPECT_EQ(r.metas[0].mosaic, "polar_mono") << "Mono8 reads as a mono polarization sensor unless the config says otherwise";
+  EXPECT_EQ(r.metas[0].mosaic, "polar_rggb") << "the config names the sensor layout";
   EXPECT_EQ(r.metas[0].bitDepth, 8);
   EXPECT_GT(r.metas[1].cameraTimestampNs, r.metas[0].cameraTimestampNs);
   EXPECT_GE(counter(*graph, "camera_frames"), 120u) << graph->metrics().table();
+}
+
+TEST(Aravis, ADemosaicOfTheOtherSensorLayoutIsAClearError) {
+  FakeCamera fake("127.0.0.1", "PPMOSAIC");
+  auto graph = build("sources:\n" + cameraSource("cam", "PPMOSAIC") +  // Mono8: polar_mono
+                         "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_rggb, outputs: [s0]}}\n"
+                         "sinks:\n  - {name: keep, type: keep, inputs: {s0: polar.s0}}\n",
+                     5);
+  ASSERT_TRUE(graph);
+  try {
+    graph->run();
+    FAIL() << "a mono sensor's frames went through a colour demosaic";
+  } catch (const PipelineError& e) {
+    EXPECT_NE(std::string(e.what()).find("comes from a polar_mono sensor, but this stage demosaics polar_rggb"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Aravis, LostPacketsGiveCountedIncompleteFramesThatAreDroppedOrFlagged) {
