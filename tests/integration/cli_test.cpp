@@ -9,44 +9,12 @@
 #include <thread>
 
 #include "pipeline/image_io.hpp"
+#include "tests/process_support.hpp"
 #include "tests/support.hpp"
 
 namespace pp {
 namespace {
 
-struct Child {
-  pid_t pid = -1;
-  std::string out, err;  // files holding stdout and stderr
-};
-
-Child spawn(const std::vector<std::string>& args, const test::TempDir& dir) {
-  Child c{-1, dir / "stdout.txt", dir / "stderr.txt"};
-  c.pid = fork();
-  if (c.pid == 0) {
-    int o = open(c.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(c.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(o, 1);
-    dup2(e, 2);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return c;
-}
-
-// The exit code, or -1 if it did not exit within the timeout (then it is killed).
-int waitFor(const Child& c, std::chrono::seconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (waitpid(c.pid, &status, WNOHANG) == c.pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  kill(c.pid, SIGKILL);
-  waitpid(c.pid, &status, 0);
-  return -1;
-}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);

@@ -16,6 +16,7 @@
 #include "pipeline/gst/gst_support.hpp"
 #include "stages/register.hpp"
 #include "tests/graph_support.hpp"
+#include "tests/process_support.hpp"
 
 namespace pp {
 namespace {
@@ -289,6 +290,35 @@ TEST(Video, Mp4DecodesToTheFramesThatWereSent) {
   std::string table = graph->metrics().table();
   ASSERT_NE(table.find("video_dropped 0"), std::string::npos) << "with a deep queue no frame is dropped: " << table;
   EXPECT_EQ(frames, 40);
+}
+
+int decodedFrames(const std::string& mp4) {
+  auto decode = gst::parsePipeline("filesrc location=" + mp4 + " ! qtdemux ! h264parse ! " + h264Decoder() + " ! appsink name=out sync=false");
+  gst::Owned<GstElement> out(gst_bin_get_by_name(GST_BIN(decode.get()), "out"));
+  gst_element_set_state(decode.get(), GST_STATE_PLAYING);
+  int frames = 0;
+  while (gst::OwnedSample sample{gst_app_sink_try_pull_sample(GST_APP_SINK(out.get()), 5 * GST_SECOND)}) ++frames;
+  gst_element_set_state(decode.get(), GST_STATE_NULL);
+  return frames;
+}
+
+// Ctrl-C on `polarpipe run config/preview-record.yaml`: the MP4 part and the raw recording are
+// finalised (the MP4 decodes, the recording replays to its end record).
+TEST(Video, SigintFinalisesTheMp4AndTheRecording) {
+  test::TempDir dir;
+  Child run = spawn({(test::binaryDir() / "bin/polarpipe").string(), "run", (test::sourceDir() / "config/preview-record.yaml").string(), "--backend", "cpu",
+                     "--set", "sinks.preview.params.rtsp_port=-1", "--set", "sinks.preview.params.mp4=" + dir / "part_%03d.mp4", "--set",
+                     "sinks.raw.params.path=" + dir / "raw.mkv"},
+                    dir);
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  kill(run.pid, SIGINT);
+  EXPECT_EQ(waitFor(run, std::chrono::seconds(60)), 0);
+  EXPECT_GT(decodedFrames(dir / "part_000.mp4"), 0) << "the MP4 was finalised and decodes";
+  auto replay = build("sources: [{name: cam, type: replay, params: {path: '" + dir / "raw.mkv" + "', pace: fast}}]\n"
+                      "sinks: [{name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: interrupted}}]\n");
+  ASSERT_TRUE(replay);
+  EXPECT_NO_THROW(replay->run()) << "the recording ends with its end record";
+  EXPECT_GT(kept("interrupted").count(), 0u);
 }
 
 // An RTSP viewer: rtspsrc over TCP on loopback, decoded to grey frames.
