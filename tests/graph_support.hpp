@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 
+#include "pipeline/graph.hpp"
 #include "pipeline/registry.hpp"
 #include "tests/support.hpp"
 
@@ -50,6 +51,21 @@ class CollectSink : public Sink {
   std::string key_;
   bool keep_;
 };
+
+// A graph from YAML text, the CPU backend, at most `maxFrames` frames; nullptr when `d` has errors.
+inline std::unique_ptr<Graph> buildGraph(const Registry& registry, const std::string& yaml, Diagnostics& d, uint64_t maxFrames = 0) {
+  PipelineSpec spec = parsePipeline(yaml, "test.yaml", {}, d);
+  if (!d.empty()) return nullptr;
+  return Graph::build(spec, registry, d, {"cpu", maxFrames, false});
+}
+
+// The same, expecting no errors.
+inline std::unique_ptr<Graph> buildGraph(const Registry& registry, const std::string& yaml, uint64_t maxFrames = 0) {
+  Diagnostics d("test.yaml");
+  auto graph = buildGraph(registry, yaml, d, maxFrames);
+  EXPECT_TRUE(d.empty()) << d.text();
+  return graph;
+}
 
 // Keeps every connected input and the metadata of every frame; safe to read while the graph runs.
 struct Kept {

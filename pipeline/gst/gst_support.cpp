@@ -1,5 +1,6 @@
 #include "pipeline/gst/gst_support.hpp"
 
+#include <cstring>
 #include <mutex>
 
 namespace pp::gst {
@@ -73,6 +74,17 @@ void keepOnlyErrorsOnBus(GstElement* pipeline) {
   gst_bus_set_sync_handler(
       bus.get(), [](GstBus*, GstMessage* m, gpointer) { return GST_MESSAGE_TYPE(m) & (GST_MESSAGE_ERROR | GST_MESSAGE_EOS) ? GST_BUS_PASS : GST_BUS_DROP; },
       nullptr, nullptr);
+}
+
+void copyRows(const Image& image, GstBuffer* buffer, const GstVideoInfo& info) {
+  GstVideoFrame frame;
+  if (!gst_video_frame_map(&frame, &info, buffer, GST_MAP_WRITE)) throw std::runtime_error("cannot map a GStreamer frame buffer for writing");
+  auto* dst = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
+  size_t stride = static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0));
+  size_t rowBytes = static_cast<size_t>(image.width()) * pixelBytes(image.format());
+  for (int y = 0; y < image.height(); ++y)
+    std::memcpy(dst + stride * static_cast<size_t>(y), static_cast<const uint8_t*>(image.data()) + image.pitch() * static_cast<size_t>(y), rowBytes);
+  gst_video_frame_unmap(&frame);
 }
 
 void setState(GstElement* pipeline, GstState state, const std::string& what) {

@@ -2,10 +2,13 @@
 // package they come from, and bus errors as exceptions.
 #pragma once
 #include <gst/gst.h>
+#include <gst/video/video.h>
 
 #include <memory>
 #include <stdexcept>
 #include <string>
+
+#include "pipeline/image.hpp"
 
 namespace pp::gst {
 
@@ -41,6 +44,9 @@ std::string pendingError(GstElement* pipeline);
 
 // Drops every bus message but errors and EOS, which would otherwise pile up unread.
 void keepOnlyErrorsOnBus(GstElement* pipeline);
+
+// Copies a host image's rows into `buffer`, laid out as `info` says (its row stride).
+void copyRows(const Image& image, GstBuffer* buffer, const GstVideoInfo& info);
 
 // Sets the state; throws with the bus error when that fails at once (a file or port that cannot
 // be opened). Does not wait for prerolling.

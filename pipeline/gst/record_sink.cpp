@@ -4,7 +4,6 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
 
-#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -141,14 +140,12 @@ class RecordSink : public Sink {
       checkPipeline();
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    GstVideoFrame mapped;
-    gst_video_frame_map(&mapped, &plane.info, buffer, GST_MAP_WRITE);
-    auto* dst = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&mapped, 0));
-    size_t stride = static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&mapped, 0));
-    size_t rowBytes = static_cast<size_t>(image.width()) * pixelBytes(image.format());
-    for (int y = 0; y < image.height(); ++y)
-      std::memcpy(dst + stride * static_cast<size_t>(y), static_cast<const uint8_t*>(image.data()) + image.pitch() * static_cast<size_t>(y), rowBytes);
-    gst_video_frame_unmap(&mapped);
+    try {
+      copyRows(image, buffer, plane.info);
+    } catch (...) {
+      gst_buffer_unref(buffer);
+      throw;
+    }
     return buffer;
   }
 

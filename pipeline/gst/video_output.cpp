@@ -231,16 +231,12 @@ bool VideoOutput::push(const Image& image, uint64_t index) {
   GstBufferPoolAcquireParams params{};
   params.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT;
   if (gst_buffer_pool_acquire_buffer(d.pool, &buffer, &params) != GST_FLOW_OK) return false;  // the encoder is behind
-  GstVideoFrame frame;
-  if (!gst_video_frame_map(&frame, &d.info, buffer, GST_MAP_WRITE)) {
+  try {
+    copyRows(image, buffer, d.info);
+  } catch (...) {
     gst_buffer_unref(buffer);
-    throw std::runtime_error("video: cannot map a frame buffer");
+    throw;
   }
-  auto* dst = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
-  size_t stride = static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0));
-  size_t rowBytes = static_cast<size_t>(image.width()) * static_cast<size_t>(image.format().channels);
-  for (int y = 0; y < image.height(); ++y) std::memcpy(dst + stride * static_cast<size_t>(y), static_cast<const uint8_t*>(image.data()) + image.pitch() * static_cast<size_t>(y), rowBytes);
-  gst_video_frame_unmap(&frame);
   GST_BUFFER_PTS(buffer) = gst_util_uint64_scale(index, GST_SECOND, static_cast<guint64>(d.o.fps));
   GST_BUFFER_DURATION(buffer) = GST_SECOND / static_cast<guint64>(d.o.fps);
   if (gst_app_src_push_buffer(GST_APP_SRC(d.appsrc.get()), buffer) != GST_FLOW_OK) throw std::runtime_error("video: the pipeline stopped taking frames");

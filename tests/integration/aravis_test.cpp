@@ -84,19 +84,6 @@ std::string cameraSource(const std::string& name, const std::string& camera, con
          std::to_string(kHeight) + "], frame_rate: 100, packet_timeout_ms: 5, frame_retention_ms: 60, socket_buffer_kb: 4096" + extra + "}}\n";
 }
 
-std::unique_ptr<Graph> build(const std::string& yaml, Diagnostics& d, uint64_t maxFrames = 0) {
-  PipelineSpec spec = parsePipeline(yaml, "test.yaml", {}, d);
-  if (!d.empty()) return nullptr;
-  return Graph::build(spec, registry(), d, {"cpu", maxFrames, false});
-}
-
-std::unique_ptr<Graph> build(const std::string& yaml, uint64_t maxFrames = 0) {
-  Diagnostics d("test.yaml");
-  auto graph = build(yaml, d, maxFrames);
-  EXPECT_TRUE(d.empty()) << d.text();
-  return graph;
-}
-
 // A u8 plane's pixels, row after row.
 std::vector<uint8_t> bytesOf(const Image& image) {
   std::vector<uint8_t> bytes(static_cast<size_t>(image.width()) * image.height());
@@ -135,7 +122,7 @@ uint64_t counter(Graph& graph, const std::string& name) {
 
 TEST(Aravis, FramesArriveBitForBitThroughTheGraph) {
   FakeCamera fake("127.0.0.1", "PPTEST1");
-  auto graph = build("sources:\n" + cameraSource("cam", "PPTEST1", ", mosaic: polar_rggb") +
+  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPTEST1", ", mosaic: polar_rggb") +
                          "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_rggb, outputs: [s0]}}\n"
                          "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw, s0: polar.s0}, params: {key: exact}}\n",
                      120);
@@ -152,7 +139,7 @@ TEST(Aravis, FramesArriveBitForBitThroughTheGraph) {
 
 TEST(Aravis, ADemosaicOfTheOtherSensorLayoutIsAClearError) {
   FakeCamera fake("127.0.0.1", "PPMOSAIC");
-  auto graph = build("sources:\n" + cameraSource("cam", "PPMOSAIC") +  // Mono8: polar_mono
+  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPMOSAIC") +  // Mono8: polar_mono
                          "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_rggb, outputs: [s0]}}\n"
                          "sinks:\n  - {name: keep, type: keep, inputs: {s0: polar.s0}}\n",
                      5);
@@ -168,7 +155,7 @@ TEST(Aravis, ADemosaicOfTheOtherSensorLayoutIsAClearError) {
 TEST(Aravis, LostPacketsGiveCountedIncompleteFramesThatAreDroppedOrFlagged) {
   FakeCamera fake("127.0.0.1", "PPTEST2", 0.02);
   for (const std::string mode : {"drop", "pass"}) {
-    auto graph = build("sources:\n" + cameraSource("cam", "PPTEST2", ", packet_resend: false, packet_size: 8192, incomplete: " + mode) +
+    auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPTEST2", ", packet_resend: false, packet_size: 8192, incomplete: " + mode) +
                            "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: lossy_" + mode + "}}\n",
                        40);
     ASSERT_TRUE(graph);
@@ -190,7 +177,7 @@ TEST(Aravis, LostPacketsGiveCountedIncompleteFramesThatAreDroppedOrFlagged) {
 
 TEST(Aravis, ACameraThatGoesAwayIsReportedAndFramesResumeWhenItReturns) {
   auto fake = std::make_unique<FakeCamera>("127.0.0.1", "PPTEST3");
-  auto graph = build("sources:\n" + cameraSource("cam", "PPTEST3") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: replug}}\n");
+  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPTEST3") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: replug}}\n");
   ASSERT_TRUE(graph);
   std::thread running([&] { graph->run(); });
   auto waitFor = [](const std::function<bool()>& done, int seconds) {
@@ -216,7 +203,7 @@ TEST(Aravis, TwoCamerasAreAStereoPairMatchedByArrival) {
   FakeCamera left("127.0.0.1", "PPLEFT");
   arv_enable_interface("Fake");
   // Free-running at 100 fps each, the nearest frames are at most 5 ms apart.
-  auto graph = build("pipeline: {pair_tolerance_ms: 6}\nsources:\n" + cameraSource("left", "PPLEFT") + cameraSource("right", "Fake_1") +
+  auto graph = buildGraph(registry(), "pipeline: {pair_tolerance_ms: 6}\nsources:\n" + cameraSource("left", "PPLEFT") + cameraSource("right", "Fake_1") +
                          "sinks:\n  - {name: keep, type: keep, inputs: {left: left.raw, right: right.raw}, params: {key: stereo}}\n",
                      60);
   ASSERT_TRUE(graph);
@@ -247,14 +234,14 @@ TEST(Aravis, AMissingCameraOrARejectedSettingIsAClearError) {
   };
   for (const auto& c : cases) {
     Diagnostics d("test.yaml");
-    auto graph = build("sources:\n" + cameraSource("cam", c.camera, c.extra) + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n", d);
+    auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", c.camera, c.extra) + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n", d);
     EXPECT_FALSE(graph);
     EXPECT_NE(d.text().find(c.expected), std::string::npos) << d.text();
   }
   Diagnostics d("test.yaml");
   std::string yaml = "sources:\n" + cameraSource("cam", "PPTEST5") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n";
   yaml.replace(yaml.find("Mono8"), 5, "Mono12p");
-  EXPECT_FALSE(build(yaml, d));
+  EXPECT_FALSE(buildGraph(registry(), yaml, d));
   EXPECT_NE(d.text().find("PixelFormat 'Mono12p' rejected"), std::string::npos) << d.text();
   EXPECT_NE(d.text().find("Aravis-Fake-PPTEST5"), std::string::npos) << "the error names the camera: " << d.text();
 }

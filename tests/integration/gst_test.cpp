@@ -112,19 +112,6 @@ Registry& registry() {
   return r;
 }
 
-std::unique_ptr<Graph> build(const std::string& yaml, Diagnostics& d, uint64_t maxFrames = 0) {
-  PipelineSpec spec = parsePipeline(yaml, "test.yaml", {}, d);
-  if (!d.empty()) return nullptr;
-  return Graph::build(spec, registry(), d, {"cpu", maxFrames, false});
-}
-
-std::unique_ptr<Graph> build(const std::string& yaml, uint64_t maxFrames = 0) {
-  Diagnostics d("test.yaml");
-  auto graph = build(yaml, d, maxFrames);
-  EXPECT_TRUE(d.empty()) << d.text();
-  return graph;
-}
-
 std::string recordYaml(const std::string& path, int frames, int bits, int planes) {
   std::string inputs = planes == 1 ? "{raw: cam.raw}" : "{left: cam.left, right: cam.right}";
   return "sources: [{name: cam, type: stamped, params: {frames: " + std::to_string(frames) + ", bits: " + std::to_string(bits) + ", planes: " +
@@ -159,11 +146,11 @@ class Recording : public ::testing::TestWithParam<std::tuple<int, int>> {};
 TEST_P(Recording, ReplayGivesTheSameFramesAndMetadataEveryTime) {
   auto [bits, planes] = GetParam();
   test::TempDir dir;
-  auto recorder = build(recordYaml(dir / "rec.mkv", 12, bits, planes));
+  auto recorder = buildGraph(registry(), recordYaml(dir / "rec.mkv", 12, bits, planes));
   ASSERT_TRUE(recorder);
   recorder->run();
   for (const char* key : {"first", "second"}) {
-    auto replay = build(replayYaml(dir / "rec.mkv", key, "", planes));
+    auto replay = buildGraph(registry(), replayYaml(dir / "rec.mkv", key, "", planes));
     ASSERT_TRUE(replay);
     replay->run();
     ASSERT_EQ(kept(key).metas.size(), 12u);
@@ -175,10 +162,10 @@ INSTANTIATE_TEST_SUITE_P(BitsAndPlanes, Recording, ::testing::Values(std::make_t
 
 TEST(Replay, StartsAtAFrameAndLoops) {
   test::TempDir dir;
-  auto recorder = build(recordYaml(dir / "rec.mkv", 6, 8, 1));
+  auto recorder = buildGraph(registry(), recordYaml(dir / "rec.mkv", 6, 8, 1));
   ASSERT_TRUE(recorder);
   recorder->run();
-  auto replay = build(replayYaml(dir / "rec.mkv", "loop", ", start: 4, loop: true"), 6);
+  auto replay = buildGraph(registry(), replayYaml(dir / "rec.mkv", "loop", ", start: 4, loop: true"), 6);
   ASSERT_TRUE(replay);
   replay->run();
   Kept& k = kept("loop");
@@ -193,12 +180,12 @@ TEST(Replay, RecordedPaceKeepsTheTimeBetweenFrames) {
   test::TempDir dir;
   std::string yaml = recordYaml(dir / "rec.mkv", 6, 8, 1);
   yaml.replace(yaml.find("frames: 6"), 9, "frames: 6, fps: 20");
-  auto recorder = build(yaml);
+  auto recorder = buildGraph(registry(), yaml);
   ASSERT_TRUE(recorder);
   recorder->run();
   std::string replayText = replayYaml(dir / "rec.mkv", "paced");
   replayText.replace(replayText.find("pace: fast"), 10, "pace: recorded");
-  auto replay = build(replayText);
+  auto replay = buildGraph(registry(), replayText);
   ASSERT_TRUE(replay);
   auto start = Clock::now();
   replay->run();
@@ -209,7 +196,7 @@ TEST(Replay, RecordedPaceKeepsTheTimeBetweenFrames) {
 
 // Replays a damaged copy: the intact frames come through, then the run fails naming the frame.
 void expectDamage(const std::string& path, const std::string& key, size_t minFrames, size_t maxFrames, const std::string& why) {
-  auto replay = build(replayYaml(path, key));
+  auto replay = buildGraph(registry(), replayYaml(path, key));
   ASSERT_TRUE(replay);
   try {
     replay->run();
@@ -227,7 +214,7 @@ void expectDamage(const std::string& path, const std::string& key, size_t minFra
 
 TEST(Replay, TruncatedAndCorruptFilesStopWithTheFrameNumber) {
   test::TempDir dir;
-  auto recorder = build(recordYaml(dir / "rec.mkv", 20, 8, 1));
+  auto recorder = buildGraph(registry(), recordYaml(dir / "rec.mkv", 20, 8, 1));
   ASSERT_TRUE(recorder);
   recorder->run();
   std::ifstream in(dir / "rec.mkv", std::ios::binary);
@@ -247,7 +234,7 @@ TEST(Replay, AFileThatIsNotARecordingIsAConfigError) {
   test::TempDir dir;
   std::ofstream(dir / "text.mkv") << "not matroska at all\n";
   Diagnostics d("test.yaml");
-  auto graph = build(replayYaml(dir / "text.mkv", "none"), d);
+  auto graph = buildGraph(registry(), replayYaml(dir / "text.mkv", "none"), d);
   EXPECT_FALSE(graph);
   EXPECT_NE(d.text().find("text.mkv"), std::string::npos) << d.text();
 }
@@ -256,7 +243,7 @@ TEST(Record, RefusesToReplaceAFileUnlessTold) {
   test::TempDir dir;
   std::ofstream(dir / "rec.mkv") << "keep me";
   Diagnostics d("test.yaml");
-  EXPECT_FALSE(build(recordYaml(dir / "rec.mkv", 1, 8, 1), d));
+  EXPECT_FALSE(buildGraph(registry(), recordYaml(dir / "rec.mkv", 1, 8, 1), d));
   EXPECT_NE(d.text().find("overwrite: true"), std::string::npos) << d.text();
 }
 
@@ -270,7 +257,7 @@ std::string h264Decoder() { return gst::hasElement("avdec_h264") ? "avdec_h264" 
 
 TEST(Video, Mp4DecodesToTheFramesThatWereSent) {
   test::TempDir dir;
-  auto graph = build("sources: [{name: cam, type: moving, params: {width: 160, height: 120, fps: 200}}]\n"
+  auto graph = buildGraph(registry(), "sources: [{name: cam, type: moving, params: {width: 160, height: 120, fps: 200}}]\n"
                      "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {mp4: '" + dir / "view.mp4" + "', queue_frames: 64}}]\n",
                      40);
   ASSERT_TRUE(graph);
@@ -314,7 +301,7 @@ TEST(Video, SigintFinalisesTheMp4AndTheRecording) {
   kill(run.pid, SIGINT);
   EXPECT_EQ(waitFor(run, std::chrono::seconds(60)), 0);
   EXPECT_GT(decodedFrames(dir / "part_000.mp4"), 0) << "the MP4 was finalised and decodes";
-  auto replay = build("sources: [{name: cam, type: replay, params: {path: '" + dir / "raw.mkv" + "', pace: fast}}]\n"
+  auto replay = buildGraph(registry(), "sources: [{name: cam, type: replay, params: {path: '" + dir / "raw.mkv" + "', pace: fast}}]\n"
                       "sinks: [{name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: interrupted}}]\n");
   ASSERT_TRUE(replay);
   EXPECT_NO_THROW(replay->run()) << "the recording ends with its end record";
@@ -368,7 +355,7 @@ int distinct(const std::vector<std::vector<uint8_t>>& rows) {
 }
 
 TEST(Video, RtspServesTwoViewersAndOneLeavingDoesNotStopTheOther) {
-  auto graph = build("sources: [{name: cam, type: moving, params: {width: 320, height: 240, fps: 60}}]\n"
+  auto graph = buildGraph(registry(), "sources: [{name: cam, type: moving, params: {width: 320, height: 240, fps: 60}}]\n"
                      "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_address: 127.0.0.1, keyframe_interval: 10}}]\n");
   ASSERT_TRUE(graph);
   std::string url = rtspUrl(*graph);
@@ -405,7 +392,7 @@ TEST(Video, APortInUseIsAClearError) {
   getsockname(sock, reinterpret_cast<sockaddr*>(&addr), &length);
   int port = ntohs(addr.sin_port);
   Diagnostics d("test.yaml");
-  auto graph = build("sources: [{name: cam, type: moving}]\n"
+  auto graph = buildGraph(registry(), "sources: [{name: cam, type: moving}]\n"
                      "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: " + std::to_string(port) + ", rtsp_address: 127.0.0.1}}]\n",
                      d);
   close(sock);
@@ -416,7 +403,7 @@ TEST(Video, APortInUseIsAClearError) {
 TEST(Video, AnEncoderThatIsNotInstalledIsAClearError) {
   if (gst::hasElement("nvv4l2h264enc")) GTEST_SKIP() << "this machine has the Jetson encoder";
   Diagnostics d("test.yaml");
-  auto graph = build("sources: [{name: cam, type: moving}]\n"
+  auto graph = buildGraph(registry(), "sources: [{name: cam, type: moving}]\n"
                      "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {mp4: /tmp/never.mp4, encoder: nvv4l2h264enc}}]\n", d);
   EXPECT_FALSE(graph);
   EXPECT_NE(d.text().find("encoder 'nvv4l2h264enc' (nvv4l2h264enc) is not installed"), std::string::npos) << d.text();
