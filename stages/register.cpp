@@ -8,6 +8,9 @@ void registerComposeStage(Registry& registry);
 namespace dof {
 void registerDofStage(Registry& registry);
 }
+namespace stereo {
+void registerStereoStages(Registry& registry);
+}
 namespace demosaic {
 void registerDemosaicStage(Registry& registry);
 void registerSynthSource(Registry& registry);
@@ -18,6 +21,7 @@ void registerStages(Registry& registry) {
   demosaic::registerDemosaicStage(registry);
   demosaic::registerSynthSource(registry);
   dof::registerDofStage(registry);
+  stereo::registerStereoStages(registry);
 }
 
 void registerAllNodes(Registry& registry) {

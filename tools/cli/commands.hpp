@@ -12,5 +12,6 @@ void addRunCommands(CLI::App& app, int& exitCode);       // run, validate, types
 void addDemosaicCommands(CLI::App& app, int& exitCode);  // synth, demosaic
 void addDofCommand(CLI::App& app, int& exitCode);        // dof
 void addCamerasCommand(CLI::App& app, int& exitCode);    // cameras
+void addStereoCommand(CLI::App& app, int& exitCode);     // stereo
 
 }  // namespace pp::cli

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   pp::cli::addDemosaicCommands(app, exitCode);
   pp::cli::addDofCommand(app, exitCode);
   pp::cli::addCamerasCommand(app, exitCode);
+  pp::cli::addStereoCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

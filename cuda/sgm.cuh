@@ -1,0 +1,42 @@
+// Semi-global matching kernels, one file per step (census, path aggregation, winner takes all with
+// the left-right check, median) behind these thin launchers. The rules are in cuda/sgm_types.hpp.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include "cuda/sgm_types.hpp"
+#include "pipeline/image_view.hpp"
+
+namespace pp::stereo {
+
+// What the aggregation and WTA kernels read: both images' census codes (width x height, packed
+// rows), the left image (adaptive P2) and the 16-bit sum volume [y][x][d].
+struct SgmBuffers {
+  int width = 0, height = 0;
+  const uint32_t* censusLeft = nullptr;
+  const uint32_t* censusRight = nullptr;
+  ImageView<const uint8_t> left;
+  uint16_t* volume = nullptr;
+};
+
+// 9x7 centre-symmetric census of a u8 image into width x height codes.
+void launchCensus(ImageView<const uint8_t> image, uint32_t* codes, cudaStream_t stream);
+
+// One path direction (dx, dy in -1..1) over every line of the image: writes the volume when
+// `first`, else adds to it.
+void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, int dx, int dy, bool first, cudaStream_t stream);
+
+// The last path (right to left) fused with winner takes all, sub-pixel, uniqueness, the right
+// image's disparities and the left-right check: writes disparity x 16 (or kInvalidDisparity) and,
+// when `confidence` has data, the confidence (0..255).
+void launchWinnerTakesAll(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream);
+
+// 3x3 median of the valid disparities around each valid one.
+void launchDisparityMedian(ImageView<const uint16_t> in, ImageView<uint16_t> out, cudaStream_t stream);
+
+// Depth Z = q23 / (q32 d + q33) from disparity x 16; +inf where invalid or not in front.
+struct DepthModel {
+  float q23 = 1.f, q32 = 1.f, q33 = 0.f;
+};
+void launchDisparityToDepth(ImageView<const uint16_t> disparity, ImageView<float> depth, DepthModel m, cudaStream_t stream);
+
+}  // namespace pp::stereo

@@ -1,0 +1,67 @@
+// Semi-global matching: the parameters and the fixed rules that the CPU reference
+// (stages/stereo/sgm_cpu.cpp) and the CUDA kernels (cuda/sgm_*.cu) share, so both are the same
+// integer pipeline and agree bit for bit.
+//
+//  1. Census: a 9x7 centre-symmetric census (31 pixel pairs mirrored about the centre, one bit
+//     each: set when the first pixel of the pair is brighter), borders replicated.
+//  2. Cost: Hamming distance (0..31) between left census at x and right census at x - d - min_d;
+//     where that falls left of the image the cost is kOutsideCost.
+//  3. Paths: L(p,d) = C(p,d) + min(L(p-r,d), L(p-r,d+-1) + P1, min L(p-r) + P2) - min L(p-r), in
+//     8 bits (L <= 31 + P2 <= 255); 4 paths (left, right, up, down) or 8 (and the diagonals). The
+//     sum over paths is one 16-bit volume. Adaptive P2: P2 / |I(p) - I(p-r)|, at least P1.
+//  4. Winner takes all: the smallest sum, ties to the smaller d. Uniqueness (OpenCV's rule): invalid
+//     when some d more than 1 away has sum * (100 - uniqueness) < best * 100. Sub-pixel: parabola
+//     through the neighbours' sums, rounded to 1/16. The right image's disparity is the argmin
+//     over d of the sum at (xr + d + min_d, d).
+//  5. Left-right check: invalid unless |d - d_right(x - d - min_d)| <= lr_max_diff (integer d).
+//  6. Fill (optional): each pixel still invalid takes the smaller (background) of the nearest valid
+//     disparities to its left and right in its row, as occluded pixels behind a foreground edge
+//     should; its confidence stays 0, so a consumer can tell. A row without valid pixels stays
+//     invalid.
+//  7. 3x3 median of the valid disparities around each valid one (lower median; invalid stays).
+#pragma once
+#include <cstdint>
+
+namespace pp::stereo {
+
+struct SgmParams {
+  int disparities = 128;  // 64, 128 or 256
+  int minDisparity = 0;   // disparity of the first candidate (>= 0)
+  int paths = 8;          // 4 or 8
+  int p1 = 10;            // penalty of a one-step disparity change
+  int p2 = 120;           // penalty of a larger change (<= 224: paths stay in 8 bits)
+  bool p2Adaptive = false;
+  int uniqueness = 5;     // percent; 0 turns the check off
+  bool subpixel = true;
+  int lrMaxDiff = 1;      // < 0 turns the left-right check off
+  bool fill = true;       // invalid pixels take the background disparity (see 6.)
+  bool median = true;
+};
+
+constexpr uint16_t kInvalidDisparity = 0xFFFF;  // in the 16-bit output (disparity x 16 otherwise)
+constexpr int kSubpixelBits = 4;
+constexpr int kOutsideCost = 31;
+constexpr int kCensusWidth = 9, kCensusHeight = 7;
+
+// Fixed-point parabola offset in 1/16 pixel from the sums at d-1, d, d+1 (left, best, right).
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+inline int subpixelOffset(int left, int best, int right) {
+  int num = (left - right) * (1 << kSubpixelBits), den = 2 * (left + right - 2 * best);
+  if (den <= 0) return 0;
+  int off = num >= 0 ? (2 * num + den) / (2 * den) : -((-2 * num + den) / (2 * den));
+  return off < -8 ? -8 : off > 8 ? 8 : off;
+}
+
+// Adaptive P2 for an intensity step.
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+inline int adaptiveP2(const SgmParams& p, int step) {
+  if (!p.p2Adaptive || step <= 1) return p.p2;
+  int v = p.p2 / step;
+  return v < p.p1 ? p.p1 : v;
+}
+
+}  // namespace pp::stereo

@@ -1,0 +1,46 @@
+// Semi-global matching on a rectified pair: CPU reference and CUDA backend, the same integer
+// pipeline (rules in cuda/sgm_types.hpp), bit for bit. Disparity comes out as u16 x 16
+// (kInvalidDisparity where there is none); confidence as u8.
+#pragma once
+#include <memory>
+
+#include "cuda/sgm_types.hpp"
+#include "pipeline/gpu.hpp"
+#include "pipeline/image.hpp"
+
+namespace pp::stereo {
+
+// Throws std::invalid_argument naming the parameter that is out of range.
+void checkParams(const SgmParams& p);
+
+// left, right: u8x1 host images of one size; disparity u16x1 and (when given) confidence u8x1 of
+// that size.
+void sgmCpu(const SgmParams& p, const Image& left, const Image& right, Image& disparity, Image* confidence = nullptr);
+
+// Depth Z = q23 / (q32 * d + q33) from a disparity d in pixels: from a calibration's Q
+// (q23 = Q[2][3], q32 = Q[3][2], q33 = Q[3][3]) or baseline x focal length (q32 = 1, q33 = 0).
+// +inf where the disparity is invalid or the point is not in front.
+struct DepthFromDisparity {
+  float q23 = 1.f, q32 = 1.f, q33 = 0.f;
+};
+void depthCpu(const Image& disparity, const DepthFromDisparity& m, Image& depth);
+void depthCuda(const Image& disparity, const DepthFromDisparity& m, Image& depth, StreamHandle stream);
+
+// CUDA: holds the census codes, the one 16-bit volume (width x height x disparities) and the raw
+// disparity for a frame size; compute() enqueues the whole pipeline on `stream`.
+class SgmCuda {
+ public:
+  SgmCuda(const SgmParams& p, int width, int height);
+  ~SgmCuda();
+  // Device images; confidence may be null.
+  void compute(const Image& left, const Image& right, Image& disparity, Image* confidence, StreamHandle stream);
+  size_t deviceBytes() const;  // scratch this object holds
+
+ private:
+  struct Buffers;
+  SgmParams p_;
+  int width_, height_;
+  std::unique_ptr<Buffers> buffers_;
+};
+
+}  // namespace pp::stereo

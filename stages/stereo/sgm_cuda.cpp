@@ -1,0 +1,63 @@
+#include "stages/stereo/sgm.hpp"
+
+#if POLARPIPE_HAS_CUDA
+#include "cuda/sgm.cuh"
+#include "pipeline/device_buffer.hpp"
+#endif
+
+namespace pp::stereo {
+
+#if POLARPIPE_HAS_CUDA
+
+struct SgmCuda::Buffers {
+  DeviceBuffer<uint32_t> censusLeft, censusRight;
+  DeviceBuffer<uint16_t> volume;
+  Image raw;  // before the median
+};
+
+SgmCuda::SgmCuda(const SgmParams& p, int width, int height) : p_(p), width_(width), height_(height), buffers_(std::make_unique<Buffers>()) {
+  checkParams(p);
+  size_t pixels = static_cast<size_t>(width) * height;
+  buffers_->censusLeft = DeviceBuffer<uint32_t>(pixels);
+  buffers_->censusRight = DeviceBuffer<uint32_t>(pixels);
+  buffers_->volume = DeviceBuffer<uint16_t>(pixels * p.disparities);
+  if (p.median) buffers_->raw = Image({Depth::u16, 1}, width, height, MemoryKind::device);
+}
+
+SgmCuda::~SgmCuda() = default;
+
+size_t SgmCuda::deviceBytes() const {
+  return buffers_->censusLeft.bytes() + buffers_->censusRight.bytes() + buffers_->volume.bytes() + (buffers_->raw.empty() ? 0 : buffers_->raw.bytes());
+}
+
+void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, Image* confidence, StreamHandle stream) {
+  if (left.width() != width_ || left.height() != height_ || right.width() != width_ || right.height() != height_)
+    throw std::invalid_argument("stereo_sgm: images must be " + std::to_string(width_) + "x" + std::to_string(height_));
+  launchCensus(left.view<uint8_t>(), buffers_->censusLeft.get(), stream);
+  launchCensus(right.view<uint8_t>(), buffers_->censusRight.get(), stream);
+  SgmBuffers b{width_, height_, buffers_->censusLeft.get(), buffers_->censusRight.get(), left.view<uint8_t>(), buffers_->volume.get()};
+  // Left to right writes the volume; right to left comes last, fused with winner takes all.
+  static const int kDirections[7][2] = {{1, 0}, {0, 1}, {0, -1}, {1, 1}, {-1, 1}, {1, -1}, {-1, -1}};
+  for (int i = 0; i < p_.paths - 1; ++i) launchPathAggregation(p_, b, kDirections[i][0], kDirections[i][1], i == 0, stream);
+  Image& raw = p_.median ? buffers_->raw : disparity;
+  ImageView<uint8_t> conf = confidence ? confidence->view<uint8_t>() : ImageView<uint8_t>{};
+  launchWinnerTakesAll(p_, b, raw.view<uint16_t>(), conf, stream);
+  if (p_.median) launchDisparityMedian(raw.view<uint16_t>(), disparity.view<uint16_t>(), stream);
+}
+
+void depthCuda(const Image& disparity, const DepthFromDisparity& m, Image& depth, StreamHandle stream) {
+  launchDisparityToDepth(disparity.view<uint16_t>(), depth.view<float>(), {m.q23, m.q32, m.q33}, stream);
+}
+
+#else
+
+struct SgmCuda::Buffers {};
+SgmCuda::SgmCuda(const SgmParams&, int, int) { throw std::logic_error("stereo_sgm: this build has no CUDA"); }
+SgmCuda::~SgmCuda() = default;
+size_t SgmCuda::deviceBytes() const { return 0; }
+void SgmCuda::compute(const Image&, const Image&, Image&, Image*, StreamHandle) {}
+void depthCuda(const Image&, const DepthFromDisparity&, Image&, StreamHandle) { throw std::logic_error("stereo_sgm: this build has no CUDA"); }
+
+#endif
+
+}  // namespace pp::stereo

@@ -1,0 +1,166 @@
+// Graph nodes `rectify` (a calibrated pair, undistorted and rectified) and `stereo_sgm`
+// (disparity, and depth and confidence when asked).
+#include <optional>
+
+#include "config/params.hpp"
+#include "pipeline/registry.hpp"
+#include "stages/stereo/calibration.hpp"
+#include "stages/stereo/sgm.hpp"
+
+namespace pp::stereo {
+
+namespace {
+
+struct RectifyParams {
+  Path calibration;
+};
+
+class RectifyStage : public Stage {
+ public:
+  using Params = RectifyParams;
+  static const ParamSchema<Params>& schema() {
+    static const auto schema = ParamSchema<Params>().add("calibration", &Params::calibration,
+                                                         "stereo calibration: OpenCV FileStorage YAML or plain YAML with M1 D1 M2 D2 R T R1 R2 P1 P2 Q", existingFile());
+    return schema;
+  }
+
+  bool hasCuda() const override { return POLARPIPE_HAS_CUDA; }
+
+  RectifyStage(const Params& p, ParamContext& ctx) {
+    if (p.calibration.empty()) {
+      ctx.error("calibration is required: the stereo calibration file");
+      return;
+    }
+    try {
+      calibration_ = loadCalibration(p.calibration.value);
+    } catch (const std::exception& e) {
+      ctx.error(e.what());
+    }
+  }
+
+  void setup(PortSetup& ports) override {
+    std::vector<Format> formats = {{Depth::u8, 1}, {Depth::u8, 3}};
+    const PortSpec* left = ports.imageInput("left", formats);
+    const PortSpec* right = ports.imageInput("right", formats);
+    if (!left || !right || !calibration_) return;
+    if (left->width != right->width || left->height != right->height || left->format != right->format)
+      return ports.fail("left (" + left->text() + ") and right (" + right->text() + ") must match");
+    try {
+      checkCalibrationSize(*calibration_, left->width, left->height);
+    } catch (const std::invalid_argument& e) {
+      return ports.fail(e.what());
+    }
+    ports.output("left", *left);
+    ports.output("right", *right);
+    cuda_ = ports.backend() == Backend::cuda;
+    Image maps[2] = {rectifyMap(calibration_->left, left->width, left->height), rectifyMap(calibration_->right, left->width, left->height)};
+    for (int i = 0; i < 2; ++i) {
+      if (!cuda_) {
+        maps_[i] = std::move(maps[i]);
+        continue;
+      }
+      maps_[i] = Image(maps[i].format(), left->width, left->height, MemoryKind::device);
+      Stream upload;
+      copyImage(maps[i], maps_[i], upload.handle());
+      upload.synchronize();
+    }
+  }
+
+  void process(ProcessContext& ctx) override {
+    const char* sides[2] = {"left", "right"};
+    for (int i = 0; i < 2; ++i) {
+      if (cuda_) remapCuda(ctx.in(sides[i]), maps_[i], ctx.out(sides[i]), ctx.stream());
+      else remapCpu(ctx.in(sides[i]), maps_[i], ctx.out(sides[i]));
+    }
+  }
+
+ private:
+  std::optional<StereoCalibration> calibration_;
+  Image maps_[2];  // source coordinates of each rectified pixel, left and right
+  bool cuda_ = false;
+};
+
+struct SgmStageParams {
+  int disparities = 128, min_disparity = 0, paths = 8, p1 = 10, p2 = 120, uniqueness = 5, lr_max_diff = 1;
+  bool p2_adaptive = false, subpixel = true, fill = true, median = true, confidence = false;
+  Path calibration;
+  double baseline_focal = 0;
+};
+
+class StereoSgmStage : public Stage {
+ public:
+  using Params = SgmStageParams;
+  static const ParamSchema<Params>& schema() {
+    static const auto schema = ParamSchema<Params>()
+        .add("disparities", &Params::disparities, "disparity candidates", Rule<int>{"64, 128 or 256", [](const int& d) { return d == 64 || d == 128 || d == 256; }})
+        .add("min_disparity", &Params::min_disparity, "disparity of the first candidate", intIn(0, 3800))
+        .add("paths", &Params::paths, "aggregation directions: 4 (rows, columns) or 8 (and diagonals)", Rule<int>{"4 or 8", [](const int& n) { return n == 4 || n == 8; }})
+        .add("p1", &Params::p1, "penalty of a one-step disparity change", intIn(0, 224))
+        .add("p2", &Params::p2, "penalty of a larger change (p1..224)", intIn(0, 224))
+        .add("p2_adaptive", &Params::p2_adaptive, "P2 divided by the intensity step along the path (at least P1)")
+        .add("uniqueness", &Params::uniqueness, "percent by which the best cost must beat the second best (0: off)", intIn(0, 99))
+        .add("lr_max_diff", &Params::lr_max_diff, "largest left-right disparity difference kept (-1: no check)", intIn(-1, 255))
+        .add("subpixel", &Params::subpixel, "parabola sub-pixel refinement (1/16 pixel)")
+        .add("fill", &Params::fill, "invalid pixels take the background disparity of their row (their confidence is 0)")
+        .add("median", &Params::median, "3x3 median of the valid disparities")
+        .add("confidence", &Params::confidence, "also output confidence (u8: how clearly the best disparity won)")
+        .add("calibration", &Params::calibration, "stereo calibration whose Q turns disparity into depth (output depth)", existingFile())
+        .add("baseline_focal", &Params::baseline_focal, "or depth = baseline_focal / disparity (output depth); 0: no depth", numberIn(0, 1e12));
+    return schema;
+  }
+
+  bool hasCuda() const override { return POLARPIPE_HAS_CUDA; }
+
+  StereoSgmStage(const Params& p, ParamContext& ctx) : confidence_(p.confidence) {
+    sgm_ = {p.disparities, p.min_disparity, p.paths, p.p1, p.p2, p.p2_adaptive, p.uniqueness, p.subpixel, p.lr_max_diff, p.fill, p.median};
+    try {
+      checkParams(sgm_);
+      if (!p.calibration.empty() && p.baseline_focal > 0) throw std::invalid_argument("give calibration or baseline_focal for depth, not both");
+      if (!p.calibration.empty()) {
+        StereoCalibration c = loadCalibration(p.calibration.value);
+        depth_ = DepthFromDisparity{static_cast<float>(c.q[11]), static_cast<float>(c.q[14]), static_cast<float>(c.q[15])};
+      } else if (p.baseline_focal > 0) {
+        depth_ = DepthFromDisparity{static_cast<float>(p.baseline_focal), 1.f, 0.f};
+      }
+    } catch (const std::exception& e) {
+      ctx.error(e.what());
+    }
+  }
+
+  void setup(PortSetup& ports) override {
+    const PortSpec* left = ports.imageInput("left", {{Depth::u8, 1}});
+    const PortSpec* right = ports.imageInput("right", {{Depth::u8, 1}});
+    if (!left || !right) return;
+    if (left->width != right->width || left->height != right->height) return ports.fail("left (" + left->text() + ") and right (" + right->text() + ") must be one size");
+    ports.output("disparity", PortSpec::image({Depth::u16, 1}, left->width, left->height));
+    if (depth_) ports.output("depth", PortSpec::image({Depth::f32, 1}, left->width, left->height));
+    if (confidence_) ports.output("confidence", PortSpec::image({Depth::u8, 1}, left->width, left->height));
+    if (ports.backend() == Backend::cuda) cuda_ = std::make_unique<SgmCuda>(sgm_, left->width, left->height);
+  }
+
+  void process(ProcessContext& ctx) override {
+    Image& disparity = ctx.out("disparity");
+    Image* confidence = confidence_ ? &ctx.out("confidence") : nullptr;
+    if (cuda_) cuda_->compute(ctx.in("left"), ctx.in("right"), disparity, confidence, ctx.stream());
+    else sgmCpu(sgm_, ctx.in("left"), ctx.in("right"), disparity, confidence);
+    if (!depth_) return;
+    if (cuda_) depthCuda(disparity, *depth_, ctx.out("depth"), ctx.stream());
+    else depthCpu(disparity, *depth_, ctx.out("depth"));
+  }
+
+ private:
+  SgmParams sgm_;
+  bool confidence_;
+  std::optional<DepthFromDisparity> depth_;
+  std::unique_ptr<SgmCuda> cuda_;
+};
+
+}  // namespace
+
+void registerStereoStages(Registry& registry) {
+  registry.add<RectifyStage>(Role::stage, "rectify", "undistort and rectify a calibrated stereo pair (inputs left, right; outputs left, right)");
+  registry.add<StereoSgmStage>(Role::stage, "stereo_sgm",
+                               "semi-global matching: disparity (u16 x16), optional depth and confidence (inputs left, right, rectified u8 grey)");
+}
+
+}  // namespace pp::stereo
