@@ -21,7 +21,7 @@ __device__ __forceinline__ bool validDepth(float z) { return isfinite(z) && z > 
 __device__ __forceinline__ float depthAt(const ImageView<const uint8_t>& plane, const DepthPlane& p, int x, int y) {
   int sx = p.larger ? x * p.scale : x / p.scale, sy = p.larger ? y * p.scale : y / p.scale;
   const uint8_t* row = plane.row(sy);
-  float v = p.u16 ? static_cast<float>(reinterpret_cast<const uint16_t*>(row)[sx]) / 16.f : reinterpret_cast<const float*>(row)[sx];
+  float v = p.u16 ? stereo::disparityPixels(reinterpret_cast<const uint16_t*>(row)[sx]) : reinterpret_cast<const float*>(row)[sx];
   if (p.disparity) v = v > 0 ? p.baselineFocal / v : INFINITY;
   return v;
 }

@@ -5,6 +5,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include "cuda/sgm_types.hpp"
 #include "pipeline/image_view.hpp"
 
 namespace pp::dof {

@@ -21,13 +21,12 @@ struct SgmBuffers {
 // 9x7 centre-symmetric census of a u8 image into width x height codes.
 void launchCensus(ImageView<const uint8_t> image, uint32_t* codes, cudaStream_t stream);
 
-// One path direction (dx, dy in -1..1) over every line of the image: writes the volume when
-// `first`, else adds to it.
-void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, int dx, int dy, bool first, cudaStream_t stream);
+// Every path direction (4 or 8) over every line of the image into the zeroed sum volume.
+void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
 
-// The last path (right to left) fused with winner takes all, sub-pixel, uniqueness, the right
-// image's disparities and the left-right check: writes disparity x 16 (or kInvalidDisparity) and,
-// when `confidence` has data, the confidence (0..255).
+// Winner takes all over the sums, sub-pixel, uniqueness, the right image's disparities, the
+// left-right check and the fill: writes disparity x 16 (or kInvalidDisparity) and, when
+// `confidence` has data, the confidence (0..255).
 void launchWinnerTakesAll(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream);
 
 // 3x3 median of the valid disparities around each valid one.

@@ -53,33 +53,43 @@ template <int K> __device__ __forceinline__ void storeSums(uint16_t* at, const i
   *reinterpret_cast<typename SumWord<K>::Type*>(at) = word;
 }
 
-// The path cost at (x, y) for this lane's disparities lane*K .. lane*K+K-1, from the previous
-// pixel's (`prev`, its minimum `minPrev`; none when `head`). Leaves the new costs in prev and
-// their minimum over the warp in minPrev.
+// What one step of a path needs that does not depend on the step before: the matching costs of
+// this lane's disparities and the P2 for the intensity step. Kernels gather these for several
+// steps ahead so that the loads overlap the recursion.
+template <int K> struct StepInput {
+  int cost[K];
+  int p2;
+};
+
 template <int K>
-__device__ __forceinline__ void pathStep(const SgmParams& p, const SgmBuffers& b, int x, int y, int dx, int dy, bool head, int lane, int (&prev)[K],
-                                         int& minPrev) {
+__device__ __forceinline__ void stepInput(const SgmParams& p, const SgmBuffers& b, int x, int y, int dx, int dy, bool head, int lane, StepInput<K>& in) {
   size_t row = static_cast<size_t>(y) * b.width;
   uint32_t centre = b.censusLeft[row + x];
-  int cost[K];
 #pragma unroll
   for (int j = 0; j < K; ++j) {
     int xr = x - lane * K - j - p.minDisparity;
-    cost[j] = xr >= 0 ? __popc(centre ^ b.censusRight[row + xr]) : kOutsideCost;
+    in.cost[j] = xr >= 0 ? __popc(centre ^ b.censusRight[row + xr]) : kOutsideCost;
   }
+  in.p2 = p.p2Adaptive && !head ? adaptiveP2(p, abs(static_cast<int>(b.left.row(y)[x]) - static_cast<int>(b.left.row(y - dy)[x - dx]))) : p.p2;
+}
+
+// The path cost for this lane's disparities lane*K .. lane*K+K-1 from the previous pixel's
+// (`prev`, its minimum `minPrev`; none when `head`). Leaves the new costs in prev and their
+// minimum over the warp in minPrev.
+template <int K>
+__device__ __forceinline__ void stepRecurse(const SgmParams& p, const StepInput<K>& in, bool head, int lane, int (&prev)[K], int& minPrev) {
   if (head) {
 #pragma unroll
-    for (int j = 0; j < K; ++j) prev[j] = cost[j];
+    for (int j = 0; j < K; ++j) prev[j] = in.cost[j];
   } else {
-    int p2 = p.p2Adaptive ? adaptiveP2(p, abs(static_cast<int>(b.left.row(y)[x]) - static_cast<int>(b.left.row(y - dy)[x - dx]))) : p.p2;
     int below = __shfl_up_sync(kFullWarp, prev[K - 1], 1), above = __shfl_down_sync(kFullWarp, prev[0], 1);
     if (lane == 0) below = kFarCost;
     if (lane == 31) above = kFarCost;
-    int jump = minPrev + p2, next[K];
+    int jump = minPrev + in.p2, next[K];
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       int lower = j > 0 ? prev[j - 1] : below, upper = j < K - 1 ? prev[j + 1] : above;
-      next[j] = cost[j] + min(min(prev[j], min(lower, upper) + p.p1), jump) - minPrev;
+      next[j] = in.cost[j] + min(min(prev[j], min(lower, upper) + p.p1), jump) - minPrev;
     }
 #pragma unroll
     for (int j = 0; j < K; ++j) prev[j] = next[j];
@@ -89,5 +99,9 @@ __device__ __forceinline__ void pathStep(const SgmParams& p, const SgmBuffers& b
   for (int j = 1; j < K; ++j) local = min(local, prev[j]);
   minPrev = warpMin(local);
 }
+
+// Steps a warp takes per round: their volume loads and census reads are issued together, ahead of
+// the recursion that needs them.
+template <int K> constexpr int kStepsPerRound = K >= 8 ? 4 : 8;
 
 }  // namespace pp::stereo

@@ -1,6 +1,8 @@
-// Path aggregation: one warp per line of one direction (a row, a column or a diagonal), adding
-// its path costs to the 16-bit sum volume (the first direction writes it).
+// Path aggregation: one warp per line (a row, a column or a diagonal) of every direction, adding
+// its path costs to the 16-bit sum volume.
 #include "cuda/sgm_path.cuh"
+#include <climits>
+
 #include "pipeline/cuda_check.hpp"
 
 namespace pp::stereo {
@@ -24,43 +26,67 @@ __device__ inline void lineStart(int line, int dx, int dy, int width, int height
   }
 }
 
+// The directions of one launch: the warps of direction i are those from firstWarp[i] on.
+struct Directions {
+  int count;
+  int dx[8], dy[8], firstWarp[9];
+};
+
+// Every direction at once, a warp per line: the lines of all directions run concurrently (one
+// direction alone has too few lines to fill the device), so each adds its path costs to the
+// zeroed volume with reductions. Two 16-bit sums share a 32-bit word and never carry into each
+// other (a sum stays below 8 x 255).
 template <int D>
-__global__ void aggregate(SgmParams p, SgmBuffers b, int dx, int dy, bool first) {
-  constexpr int K = D / 32;
-  int line = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (line >= lineCount(dx, dy, b.width, b.height)) return;  // whole warps
-  int x, y;
-  lineStart(line, dx, dy, b.width, b.height, x, y);
+__global__ void aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
+  constexpr int K = D / 32, kRound = kStepsPerRound<K>;
+  int warp = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (warp >= dirs.firstWarp[dirs.count]) return;  // whole warps
+  int which = 0;
+  while (warp >= dirs.firstWarp[which + 1]) ++which;
+  int dx = dirs.dx[which], dy = dirs.dy[which], x0, y0;
+  lineStart(warp - dirs.firstWarp[which], dx, dy, b.width, b.height, x0, y0);
+  int steps = min(dx > 0 ? b.width - x0 : dx < 0 ? x0 + 1 : INT_MAX, dy > 0 ? b.height - y0 : dy < 0 ? y0 + 1 : INT_MAX);
   int prev[K], minPrev = 0;
-  for (bool head = true; x >= 0 && x < b.width && y >= 0 && y < b.height; head = false, x += dx, y += dy) {
-    pathStep<K>(p, b, x, y, dx, dy, head, lane, prev, minPrev);
-    uint16_t* sums = b.volume + (static_cast<size_t>(y) * b.width + x) * D + lane * K;
-    int total[K];
-    if (first) {
+  for (int s0 = 0; s0 < steps; s0 += kRound) {
+    StepInput<K> in[kRound];
 #pragma unroll
-      for (int j = 0; j < K; ++j) total[j] = prev[j];
-    } else {
-      loadSums<K>(sums, total);
-#pragma unroll
-      for (int j = 0; j < K; ++j) total[j] += prev[j];
+    for (int c = 0; c < kRound; ++c) {
+      int s = s0 + c;
+      if (s >= steps) break;
+      stepInput<K>(p, b, x0 + s * dx, y0 + s * dy, dx, dy, s == 0, lane, in[c]);
     }
-    storeSums<K>(sums, total);
+#pragma unroll
+    for (int c = 0; c < kRound; ++c) {
+      int s = s0 + c, x = x0 + s * dx, y = y0 + s * dy;
+      if (s >= steps) break;
+      stepRecurse<K>(p, in[c], s == 0, lane, prev, minPrev);
+      auto* words = reinterpret_cast<unsigned*>(b.volume + (static_cast<size_t>(y) * b.width + x) * D + lane * K);
+#pragma unroll
+      for (int j = 0; j < K; j += 2) atomicAdd(words + j / 2, static_cast<unsigned>(prev[j]) | static_cast<unsigned>(prev[j + 1]) << 16);
+    }
   }
 }
 
-template <int D> void launch(const SgmParams& p, const SgmBuffers& b, int dx, int dy, bool first, cudaStream_t stream) {
-  int lines = lineCount(dx, dy, b.width, b.height);
-  aggregate<D><<<(lines + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(p, b, dx, dy, first);
+template <int D> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
+  static const int kAll[8][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {1, 1}, {-1, 1}, {1, -1}, {-1, -1}};
+  Directions dirs{p.paths, {}, {}, {0}};
+  for (int i = 0; i < p.paths; ++i) {
+    dirs.dx[i] = kAll[i][0], dirs.dy[i] = kAll[i][1];
+    dirs.firstWarp[i + 1] = dirs.firstWarp[i] + lineCount(kAll[i][0], kAll[i][1], b.width, b.height);
+  }
+  PP_CUDA_CHECK(cudaMemsetAsync(b.volume, 0, static_cast<size_t>(b.width) * b.height * D * sizeof(uint16_t), stream));
+  int warps = dirs.firstWarp[p.paths];
+  aggregate<D><<<(warps + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(p, b, dirs);
   PP_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, int dx, int dy, bool first, cudaStream_t stream) {
+void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
   switch (p.disparities) {
-    case 64: return launch<64>(p, b, dx, dy, first, stream);
-    case 128: return launch<128>(p, b, dx, dy, first, stream);
-    case 256: return launch<256>(p, b, dx, dy, first, stream);
+    case 64: return launch<64>(p, b, stream);
+    case 128: return launch<128>(p, b, stream);
+    case 256: return launch<256>(p, b, stream);
     default: throw std::invalid_argument("SGM: disparities must be 64, 128 or 256, not " + std::to_string(p.disparities));
   }
 }

@@ -13,7 +13,8 @@
 //     when some d more than 1 away has sum * (100 - uniqueness) < best * 100. Sub-pixel: parabola
 //     through the neighbours' sums, rounded to 1/16. The right image's disparity is the argmin
 //     over d of the sum at (xr + d + min_d, d).
-//  5. Left-right check: invalid unless |d - d_right(x - d - min_d)| <= lr_max_diff (integer d).
+//  5. Left-right check: invalid unless |d - d_right(x - d - min_d)| <= lr_max_diff (integer d);
+//     a match left of the right image cannot be checked and is invalid too.
 //  6. Fill (optional): each pixel still invalid takes the smaller (background) of the nearest valid
 //     disparities to its left and right in its row, as occluded pixels behind a foreground edge
 //     should; its confidence stays 0, so a consumer can tell. A row without valid pixels stays
@@ -42,6 +43,12 @@ constexpr uint16_t kInvalidDisparity = 0xFFFF;  // in the 16-bit output (dispari
 constexpr int kSubpixelBits = 4;
 constexpr int kOutsideCost = 31;
 constexpr int kCensusWidth = 9, kCensusHeight = 7;
+
+// A disparity x 16 in pixels, 0 where invalid (consumers such as dof read 0 as "no depth").
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+inline float disparityPixels(uint16_t v) { return v == kInvalidDisparity ? 0.f : static_cast<float>(v) / (1 << kSubpixelBits); }
 
 // Fixed-point parabola offset in 1/16 pixel from the sums at d-1, d, d+1 (left, best, right).
 #if defined(__CUDACC__)

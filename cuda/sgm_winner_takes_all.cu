@@ -1,8 +1,7 @@
-// The last path (right to left along each row) fused with winner takes all: a warp per row holds
-// the complete sum of every disparity of a pixel in registers, so the volume is read once here and
-// never written back. The right image's best match at each column collects in shared memory as the
-// row goes by; the left-right check runs when the row is done.
-#include "cuda/sgm_path.cuh"
+// Winner takes all: a warp per row reads each pixel's sums (lane l holds disparities l*K..l*K+K-1)
+// a round of pixels at a time. The right image's best match at each column collects in shared
+// memory as the row goes by; the left-right check and the fill run when the row is done.
+#include "cuda/sgm_path.cuh"  // warp reductions, sum loads
 #include "cuda/shared_memory.cuh"
 #include "pipeline/cuda_check.hpp"
 
@@ -58,40 +57,46 @@ __global__ void winnerTakesAll(SgmParams p, SgmBuffers b, ImageView<uint16_t> di
 
   uint16_t* out = disparity.row(y);
   uint8_t* conf = confidence.data ? confidence.row(y) : nullptr;
-  int prev[K], minPrev = 0;
-  for (int x = width - 1; x >= 0; --x) {
-    pathStep<K>(p, b, x, y, -1, 0, x == width - 1, lane, prev, minPrev);
-    int sum[K];
-    loadSums<K>(b.volume + (static_cast<size_t>(y) * width + x) * D + lane * K, sum);
-    unsigned local = kNoMatch;
+  constexpr int kRound = kStepsPerRound<K>;
+  for (int x0 = 0; x0 < width; x0 += kRound) {
+    int sums[kRound][K];
 #pragma unroll
-    for (int j = 0; j < K; ++j) {
-      sum[j] += prev[j];
-      unsigned candidate = static_cast<unsigned>(sum[j]) << 8 | static_cast<unsigned>(lane * K + j);
-      local = min(local, candidate);
-      int xr = x - lane * K - j - p.minDisparity;
-      if (xr >= 0) rightBest[xr] = min(rightBest[xr], candidate);
-    }
-    unsigned best = warpMin(local);
-    int bestSum = static_cast<int>(best >> 8), bestD = static_cast<int>(best & 0xFF), second = kFarCost << 4;
-    unsigned neighbours = 0;  // sums at bestD - 1 (low half) and bestD + 1 (high half)
+    for (int c = 0; c < kRound; ++c)
+      if (x0 + c < width) loadSums<K>(b.volume + (static_cast<size_t>(y) * width + x0 + c) * D + lane * K, sums[c]);
 #pragma unroll
-    for (int j = 0; j < K; ++j) {
-      int d = lane * K + j;
-      if (abs(d - bestD) > 1) second = min(second, sum[j]);
-      if (d == bestD - 1) neighbours |= static_cast<unsigned>(sum[j]);
-      if (d == bestD + 1) neighbours |= static_cast<unsigned>(sum[j]) << 16;
+    for (int c = 0; c < kRound; ++c) {
+      int x = x0 + c;
+      if (x >= width) break;
+      int (&sum)[K] = sums[c];
+      unsigned local = kNoMatch;
+#pragma unroll
+      for (int j = 0; j < K; ++j) {
+        unsigned candidate = static_cast<unsigned>(sum[j]) << 8 | static_cast<unsigned>(lane * K + j);
+        local = min(local, candidate);
+        int xr = x - lane * K - j - p.minDisparity;
+        if (xr >= 0) rightBest[xr] = min(rightBest[xr], candidate);
+      }
+      unsigned best = warpMin(local);
+      int bestSum = static_cast<int>(best >> 8), bestD = static_cast<int>(best & 0xFF), second = kFarCost << 4;
+      unsigned neighbours = 0;  // sums at bestD - 1 (low half) and bestD + 1 (high half)
+#pragma unroll
+      for (int j = 0; j < K; ++j) {
+        int d = lane * K + j;
+        if (abs(d - bestD) > 1) second = min(second, sum[j]);
+        if (d == bestD - 1) neighbours |= static_cast<unsigned>(sum[j]);
+        if (d == bestD + 1) neighbours |= static_cast<unsigned>(sum[j]) << 16;
+      }
+      second = warpMin(second);
+      neighbours = warpOr(neighbours);
+      if (lane == 0) {
+        bool unique = p.uniqueness <= 0 || second * (100 - p.uniqueness) >= bestSum * 100;
+        int offset = p.subpixel && bestD > 0 && bestD < D - 1 ? subpixelOffset(static_cast<int>(neighbours & 0xFFFF), bestSum, static_cast<int>(neighbours >> 16)) : 0;
+        out[x] = unique ? static_cast<uint16_t>(((bestD + p.minDisparity) << kSubpixelBits) + offset) : kInvalidDisparity;
+        leftBest[x] = unique ? static_cast<uint16_t>(bestD) : kInvalidDisparity;
+        if (conf) conf[x] = unique ? confidenceOf(bestSum, second) : 0;
+      }
+      __syncwarp();
     }
-    second = warpMin(second);
-    neighbours = warpOr(neighbours);
-    if (lane == 0) {
-      bool unique = p.uniqueness <= 0 || second * (100 - p.uniqueness) >= bestSum * 100;
-      int offset = p.subpixel && bestD > 0 && bestD < D - 1 ? subpixelOffset(static_cast<int>(neighbours & 0xFFFF), bestSum, static_cast<int>(neighbours >> 16)) : 0;
-      out[x] = unique ? static_cast<uint16_t>(((bestD + p.minDisparity) << kSubpixelBits) + offset) : kInvalidDisparity;
-      leftBest[x] = unique ? static_cast<uint16_t>(bestD) : kInvalidDisparity;
-      if (conf) conf[x] = unique ? confidenceOf(bestSum, second) : 0;
-    }
-    __syncwarp();
   }
   for (int x = lane; x < width && p.lrMaxDiff >= 0; x += 32) {
     int d = leftBest[x];

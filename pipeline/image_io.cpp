@@ -165,6 +165,7 @@ void readImageInto(const std::string& path, Image& dst) {
     return;
   }
   ImageFileInfo info = probeImage(path);
+  if (info.format.depth == Depth::u8 && info.format.channels >= 3 && dst.format() == Format{Depth::u8, 1}) info.format.channels = 1;  // stb converts
   if (info.format != dst.format() || info.width != dst.width() || info.height != dst.height())
     fail(path, "is " + std::to_string(info.width) + "x" + std::to_string(info.height) + " " + toString(info.format) +
                    ", expected " + std::to_string(dst.width()) + "x" + std::to_string(dst.height()) + " " + toString(dst.format()));
@@ -178,6 +179,14 @@ void readImageInto(const std::string& path, Image& dst) {
   size_t rowBytes = pixelBytes(info.format) * w;
   for (int y = 0; y < h; ++y)
     std::memcpy(static_cast<char*>(dst.data()) + y * dst.pitch(), static_cast<const char*>(pixels.get()) + y * rowBytes, rowBytes);
+}
+
+Image readGreyImage(const std::string& path) {
+  ImageFileInfo info = probeImage(path);
+  if (info.format.depth != Depth::u8) fail(path, "is " + toString(info.format) + "; an 8-bit grey or colour picture is needed");
+  Image image({Depth::u8, 1}, info.width, info.height, MemoryKind::host);
+  readImageInto(path, image);
+  return image;
 }
 
 Image readImage(const std::string& path) {

@@ -41,6 +41,7 @@ struct ImagesParams {
   Path path, left, right;
   double fps = 0;
   bool loop = false;
+  bool grey = false;
 };
 
 class ImagesSource : public Source {
@@ -52,7 +53,8 @@ class ImagesSource : public Source {
         .add("left", &Params::left, "folder or glob of left images (outputs 'left' and 'right', paired by file name)")
         .add("right", &Params::right, "folder or glob of right images, same file names as left")
         .add("fps", &Params::fps, "frames per second; 0 reads as fast as the graph takes them", numberIn(0, 10000))
-        .add("loop", &Params::loop, "start again after the last file");
+        .add("loop", &Params::loop, "start again after the last file")
+        .add("grey", &Params::grey, "8-bit colour files become grey (u8x1) as they are read");
     return schema;
   }
 
@@ -94,7 +96,12 @@ class ImagesSource : public Source {
       ports.fail(e.what());
       return;
     }
-    for (const auto& port : ports_) ports.output(port, PortSpec::image(info_.format, info_.width, info_.height));
+    if (params_.grey && info_.format.depth != Depth::u8) {
+      ports.fail("grey: " + files_.front() + " is " + toString(info_.format) + ", not an 8-bit picture");
+      return;
+    }
+    Format format = params_.grey ? Format{Depth::u8, 1} : info_.format;
+    for (const auto& port : ports_) ports.output(port, PortSpec::image(format, info_.width, info_.height));
   }
 
   bool live() const override { return false; }

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "stages/dof/dof.hpp"
+
+#include "cuda/sgm_types.hpp"
 #include "stages/dof/separable.hpp"
 
 namespace pp::dof {
@@ -42,7 +44,7 @@ void depthForImage(const Image& plane, bool disparity, float baselineFocal, Imag
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       int sx = larger ? x * scale : x / scale, sy = larger ? y * scale : y / scale;
-      float v = plane.format().depth == Depth::u16 ? plane.view<uint16_t>().at(sx, sy) / 16.f : plane.view<float>().at(sx, sy);
+      float v = plane.format().depth == Depth::u16 ? stereo::disparityPixels(plane.view<uint16_t>().at(sx, sy)) : plane.view<float>().at(sx, sy);
       if (disparity) v = v > 0 ? baselineFocal / v : std::numeric_limits<float>::infinity();
       dst.at(x, y) = v;
     }

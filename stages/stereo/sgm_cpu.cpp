@@ -143,7 +143,7 @@ void sgmCpu(const SgmParams& p, const Image& left, const Image& right, Image& di
     for (int x = 0; x < w && p.lrMaxDiff >= 0; ++x) {
       int d = leftBest[x], xr = x - d - p.minDisparity;
       if (d < 0) continue;
-      bool consistent = xr < 0 || (rightBest[xr] != 0xFFFFFFFFu && std::abs(static_cast<int>(rightBest[xr] & 0xFF) - d) <= p.lrMaxDiff);
+      bool consistent = xr >= 0 && rightBest[xr] != 0xFFFFFFFFu && std::abs(static_cast<int>(rightBest[xr] & 0xFF) - d) <= p.lrMaxDiff;
       if (!consistent) {
         out.at(x, y) = kInvalidDisparity;
         if (confidence) confidence->view<uint8_t>().at(x, y) = 0;

@@ -36,9 +36,7 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
   launchCensus(left.view<uint8_t>(), buffers_->censusLeft.get(), stream);
   launchCensus(right.view<uint8_t>(), buffers_->censusRight.get(), stream);
   SgmBuffers b{width_, height_, buffers_->censusLeft.get(), buffers_->censusRight.get(), left.view<uint8_t>(), buffers_->volume.get()};
-  // Left to right writes the volume; right to left comes last, fused with winner takes all.
-  static const int kDirections[7][2] = {{1, 0}, {0, 1}, {0, -1}, {1, 1}, {-1, 1}, {1, -1}, {-1, -1}};
-  for (int i = 0; i < p_.paths - 1; ++i) launchPathAggregation(p_, b, kDirections[i][0], kDirections[i][1], i == 0, stream);
+  launchPathAggregation(p_, b, stream);
   Image& raw = p_.median ? buffers_->raw : disparity;
   ImageView<uint8_t> conf = confidence ? confidence->view<uint8_t>() : ImageView<uint8_t>{};
   launchWinnerTakesAll(p_, b, raw.view<uint16_t>(), conf, stream);

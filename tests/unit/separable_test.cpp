@@ -4,15 +4,13 @@
 #include <opencv2/imgproc.hpp>
 
 #include "pipeline/image_io.hpp"
+#include "tests/opencv_support.hpp"
 #include "tests/support.hpp"
 
 namespace pp::filter {
 namespace {
 
-cv::Mat asMat(const Image& image) {
-  int depth = image.format().depth == Depth::u8 ? CV_8U : image.format().depth == Depth::u16 ? CV_16U : CV_32F;
-  return cv::Mat(image.height(), image.width(), CV_MAKETYPE(depth, image.format().channels), const_cast<void*>(image.data()), image.pitch());
-}
+using test::asMat;
 
 TEST(Gaussian, TapsMatchOpenCvsKernel) {
   for (int count : {3, 7, 19, 31}) {

@@ -18,7 +18,7 @@ struct StereoArgs {
 
 // The pair as grey images, rectified when a calibration is given.
 std::pair<Image, Image> loadPair(const StereoArgs& a) {
-  Image left = stereo::toGrey(readImage(a.left)), right = stereo::toGrey(readImage(a.right));
+  Image left = readGreyImage(a.left), right = readGreyImage(a.right);
   if (left.width() != right.width() || left.height() != right.height())
     throw std::invalid_argument(a.left + " is " + std::to_string(left.width()) + "x" + std::to_string(left.height()) + " but " + a.right + " is " +
                                 std::to_string(right.width()) + "x" + std::to_string(right.height()));

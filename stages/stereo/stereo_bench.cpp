@@ -1,0 +1,112 @@
+// tools/bench cases stereo/* and rectify/*. SGM on textured pairs with a true disparity at half the
+// frame size (the demosaiced S0) with 128 disparities and at the frame size with 256, 4 and 8
+// paths, and Middlebury's Aloe size. Bytes moved = this design's volume traffic (zeroing the 16-bit
+// sums, each path's reductions reading and writing them, winner takes all reading them), not a floor;
+// the note gives the device memory the matcher holds.
+#include "stages/stereo/calibration.hpp"
+#include "stages/stereo/sgm.hpp"
+#include "tools/benchmark/bench.hpp"
+
+#if POLARPIPE_HAS_CUDA
+#include "pipeline/cuda_check.hpp"
+#endif
+
+namespace pp::stereo {
+namespace {
+
+Image texture(int width, int height, int seed, int shift) {
+  Image img({Depth::u8, 1}, width, height, MemoryKind::host);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      unsigned v = static_cast<unsigned>((x + shift) / 2 * 2654435761u ^ (y / 2) * 40503u ^ seed * 97u);
+      img.view<uint8_t>().at(x, y) = static_cast<uint8_t>((v >> 13) & 0xFF);
+    }
+  return img;
+}
+
+class SgmRun : public bench::Run {
+ public:
+  SgmRun(int width, int height, int disparities, int paths, int sets) {
+    p_.disparities = disparities;
+    p_.paths = paths;
+    for (int i = 0; i < sets; ++i) {
+      Image l = texture(width, height, i, 0), r = texture(width, height, i, disparities / 3);
+      lefts_.emplace_back(l.format(), width, height, MemoryKind::device);
+      rights_.emplace_back(l.format(), width, height, MemoryKind::device);
+      copyImage(l, lefts_.back(), nullptr);
+      copyImage(r, rights_.back(), nullptr);
+    }
+    disparity_ = Image({Depth::u16, 1}, width, height, MemoryKind::device);
+    sgm_ = std::make_unique<SgmCuda>(p_, width, height);
+#if POLARPIPE_HAS_CUDA
+    PP_CUDA_CHECK(cudaDeviceSynchronize());
+#endif
+    pixels_ = static_cast<double>(width) * height;
+  }
+  void iterate(int index, StreamHandle stream) override {
+    auto i = static_cast<size_t>(index);
+    sgm_->compute(lefts_[i], rights_[i], disparity_, nullptr, stream);
+  }
+  double bytesMoved() const override { return pixels_ * p_.disparities * 2.0 * (2 * p_.paths + 2); }
+  double pixels() const override { return pixels_; }
+  std::string note() const override {
+    double mb = (sgm_->deviceBytes() + lefts_[0].bytes() + rights_[0].bytes() + disparity_.bytes()) / 1e6;
+    return "device memory " + std::to_string(static_cast<int>(mb)) + " MB (volume " + std::to_string(static_cast<int>(pixels_ * p_.disparities * 2 / 1e6)) + " MB)";
+  }
+
+ private:
+  SgmParams p_;
+  std::vector<Image> lefts_, rights_;
+  Image disparity_;
+  std::unique_ptr<SgmCuda> sgm_;
+  double pixels_ = 0;
+};
+
+// Both images of a pair through their rectification maps.
+class RectifyRun : public bench::Run {
+ public:
+  RectifyRun(int width, int height, int sets) {
+    Camera cam{{700, 0, width / 2.0, 0, 700, height / 2.0, 0, 0, 1}, {-0.25, 0.1, 0.001, -0.001, 0}, {0.9998, 0.02, 0, -0.02, 0.9998, 0, 0, 0, 1},
+               {680, 0, width / 2.0, 0, 0, 680, height / 2.0, 0, 0, 0, 1, 0}};
+    Image map = rectifyMap(cam, width, height);
+    map_ = Image(map.format(), width, height, MemoryKind::device);
+    copyImage(map, map_, nullptr);
+    for (int i = 0; i < 2 * sets; ++i) {
+      sources_.emplace_back(Format{Depth::u8, 1}, width, height, MemoryKind::device);
+      copyImage(texture(width, height, i, 0), sources_.back(), nullptr);
+      outputs_.emplace_back(Format{Depth::u8, 1}, width, height, MemoryKind::device);
+    }
+#if POLARPIPE_HAS_CUDA
+    PP_CUDA_CHECK(cudaDeviceSynchronize());
+#endif
+    pixels_ = static_cast<double>(width) * height;
+  }
+  void iterate(int index, StreamHandle stream) override {
+    for (int k = 0; k < 2; ++k) remapCuda(sources_[2 * index + k], map_, outputs_[2 * index + k], stream);
+  }
+  double bytesMoved() const override { return 2 * pixels_ * (1 + 8 + 1); }  // per image: source, map, output
+  double pixels() const override { return 2 * pixels_; }
+
+ private:
+  Image map_;
+  std::vector<Image> sources_, outputs_;
+  double pixels_ = 0;
+};
+
+[[maybe_unused]] const bool registered = [] {
+  for (int paths : {8, 4}) {
+    std::string p = std::to_string(paths);
+    bench::registry().push_back({"stereo/sgm-half-d128-p" + p, "SGM at half the frame size, 128 disparities, " + p + " paths, sub-pixel", true,
+                                 [paths](bench::Size s, int sets) { return std::make_unique<SgmRun>(s.width / 2, s.height / 2, 128, paths, sets); }});
+    bench::registry().push_back({"stereo/sgm-full-d256-p" + p, "SGM at the frame size, 256 disparities, " + p + " paths, sub-pixel", true,
+                                 [paths](bench::Size s, int sets) { return std::make_unique<SgmRun>(s.width, s.height, 256, paths, sets); }});
+  }
+  bench::registry().push_back({"stereo/sgm-aloe-d256-p8", "SGM at Middlebury Aloe's 1282x1110, 256 disparities, 8 paths, sub-pixel", true,
+                               [](bench::Size, int sets) { return std::make_unique<SgmRun>(1282, 1110, 256, 8, sets); }});
+  bench::registry().push_back({"rectify/pair-half", "undistort + rectify both images of a pair at half the frame size (u8)", true,
+                               [](bench::Size s, int sets) { return std::make_unique<RectifyRun>(s.width / 2, s.height / 2, sets); }});
+  return true;
+}();
+
+}  // namespace
+}  // namespace pp::stereo

@@ -1,0 +1,150 @@
+// CUDA stereo against the CPU reference, bit for bit: SGM on fresh random pairs (odd sizes, every
+// disparity count, 4 and 8 paths, every option) and on real pairs (Aloe, the rectified chessboard
+// pair); the remap on random pictures and maps and on the real calibration; depth. Outputs are
+// poisoned first.
+#include "stages/stereo/calibration.hpp"
+#include "stages/stereo/sgm.hpp"
+#include "tests/stereo_support.hpp"
+
+namespace pp::stereo {
+namespace {
+
+struct Outputs {
+  Image disparity, confidence;
+};
+
+Outputs onCpu(const SgmParams& p, const Image& left, const Image& right) {
+  Outputs o{Image({Depth::u16, 1}, left.width(), left.height(), MemoryKind::host), Image({Depth::u8, 1}, left.width(), left.height(), MemoryKind::host)};
+  sgmCpu(p, left, right, o.disparity, &o.confidence);
+  return o;
+}
+
+Outputs onGpu(const SgmParams& p, const Image& left, const Image& right, bool withConfidence = true) {
+  int w = left.width(), h = left.height();
+  Stream stream;
+  Image dl({Depth::u8, 1}, w, h, MemoryKind::device), dr({Depth::u8, 1}, w, h, MemoryKind::device);
+  Image dd({Depth::u16, 1}, w, h, MemoryKind::device), dc({Depth::u8, 1}, w, h, MemoryKind::device);
+  fillBytes(dd, 0xA5);
+  fillBytes(dc, 0xA5);
+  copyImage(left, dl, stream.handle());
+  copyImage(right, dr, stream.handle());
+  SgmCuda sgm(p, w, h);
+  sgm.compute(dl, dr, dd, withConfidence ? &dc : nullptr, stream.handle());
+  Outputs o{Image({Depth::u16, 1}, w, h, MemoryKind::host), Image({Depth::u8, 1}, w, h, MemoryKind::host)};
+  copyImage(dd, o.disparity, stream.handle());
+  copyImage(dc, o.confidence, stream.handle());
+  stream.synchronize();
+  return o;
+}
+
+struct Case {
+  int width, height, disparities, paths, minDisparity;
+  const char* options;  // letters switching things off or on: s subpixel off, u uniqueness 0, l no LR check, f no fill, m no median, a adaptive P2
+};
+
+SgmParams paramsFor(const Case& c) {
+  SgmParams p;
+  p.disparities = c.disparities;
+  p.paths = c.paths;
+  p.minDisparity = c.minDisparity;
+  std::string o = c.options;
+  if (o.find('s') != std::string::npos) p.subpixel = false;
+  if (o.find('u') != std::string::npos) p.uniqueness = 0;
+  if (o.find('l') != std::string::npos) p.lrMaxDiff = -1;
+  if (o.find('f') != std::string::npos) p.fill = false;
+  if (o.find('m') != std::string::npos) p.median = false;
+  if (o.find('a') != std::string::npos) p.p2Adaptive = true;
+  return p;
+}
+
+class CudaSgm : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CudaSgm, MatchesTheCpuBitForBit) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  const Case& c = GetParam();
+  SgmParams p = paramsFor(c);
+  for (bool shifted : {false, true}) {  // pure noise, and a textured pair with a true disparity
+    auto [left, right] = shifted ? test::shiftedPair(c.width, c.height, c.minDisparity + c.disparities / 3)
+                                 : std::pair{test::randomImage({Depth::u8, 1}, c.width, c.height), test::randomImage({Depth::u8, 1}, c.width, c.height)};
+    Outputs want = onCpu(p, left, right), got = onGpu(p, left, right);
+    EXPECT_TRUE(test::samePixels(want.disparity, got.disparity)) << (shifted ? "shifted pair" : "random pair");
+    EXPECT_TRUE(test::samePixels(want.confidence, got.confidence)) << (shifted ? "shifted pair" : "random pair");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, CudaSgm,
+                         ::testing::Values(Case{97, 61, 64, 8, 0, ""}, Case{131, 77, 128, 4, 0, ""}, Case{301, 45, 256, 8, 0, ""}, Case{77, 33, 64, 8, 5, "a"},
+                                           Case{160, 50, 64, 4, 3, "su"}, Case{65, 70, 128, 8, 0, "lfm"}, Case{33, 9, 64, 8, 0, "f"},
+                                           Case{1, 5, 64, 4, 0, ""}));
+
+TEST(CudaSgmReal, AloeAndTheChessboardPairMatchTheCpu) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  SgmParams p;
+  p.disparities = 256;
+  Image left = readGreyImage(test::stereoData("aloeL.jpg")), right = readGreyImage(test::stereoData("aloeR.jpg"));
+  Outputs want = onCpu(p, left, right), got = onGpu(p, left, right, false);
+  EXPECT_TRUE(test::samePixels(want.disparity, got.disparity)) << "Aloe";
+  test::StereoScore s = test::scoreAgainst(got.disparity, readImage(test::stereoData("aloeGT.png")));
+  EXPECT_GE(s.density, 85.0);
+  EXPECT_LE(s.bad2, 17.0);
+
+  StereoCalibration c = loadCalibration(test::stereoData("chessboard-calibration.yml"));
+  Image cl = readGreyImage(test::stereoData("chessboard/left/01.jpg")), cr = readGreyImage(test::stereoData("chessboard/right/01.jpg"));
+  Image rl(cl.format(), 640, 480, MemoryKind::host), rr(cl.format(), 640, 480, MemoryKind::host);
+  remapCpu(cl, rectifyMap(c.left, 640, 480), rl);
+  remapCpu(cr, rectifyMap(c.right, 640, 480), rr);
+  p.disparities = 64;
+  EXPECT_TRUE(test::samePixels(onCpu(p, rl, rr).disparity, onGpu(p, rl, rr).disparity)) << "chessboard";
+}
+
+// Random maps reach outside the source, onto its border and into NaN; real maps from the calibration.
+TEST(CudaRemap, MatchesTheCpuBitForBit) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  StereoCalibration c = loadCalibration(test::stereoData("chessboard-calibration.yml"));
+  std::vector<std::pair<Image, Image>> cases;  // picture, map
+  for (int channels : {1, 3}) {
+    Image map = test::randomImage({Depth::f32, 2}, 67, 45);
+    for (int y = 0; y < 45; ++y)
+      for (int x = 0; x < 67; ++x) {
+        map.view<float>().at(x, y, 0) = map.view<float>().at(x, y, 0) * 90.f - 10.f;
+        map.view<float>().at(x, y, 1) = map.view<float>().at(x, y, 1) * 60.f - 8.f;
+      }
+    map.view<float>().at(3, 3, 0) = NAN;
+    cases.emplace_back(test::randomImage({Depth::u8, channels}, 71, 41), std::move(map));
+  }
+  cases.emplace_back(readGreyImage(test::stereoData("chessboard/left/01.jpg")), rectifyMap(c.left, 640, 480));
+  for (auto& [picture, map] : cases) {
+    Image want(picture.format(), map.width(), map.height(), MemoryKind::host), got(picture.format(), map.width(), map.height(), MemoryKind::host);
+    remapCpu(picture, map, want);
+    Stream stream;
+    Image dp(picture.format(), picture.width(), picture.height(), MemoryKind::device), dm(map.format(), map.width(), map.height(), MemoryKind::device);
+    Image dout(picture.format(), map.width(), map.height(), MemoryKind::device);
+    fillBytes(dout, 0xA5);
+    copyImage(picture, dp, stream.handle());
+    copyImage(map, dm, stream.handle());
+    remapCuda(dp, dm, dout, stream.handle());
+    copyImage(dout, got, stream.handle());
+    stream.synchronize();
+    EXPECT_TRUE(test::samePixels(want, got)) << toString(picture.format()) << " " << picture.width();
+  }
+}
+
+TEST(CudaDepth, MatchesTheCpu) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  Image disparity = test::randomImage({Depth::u16, 1}, 53, 31);
+  disparity.view<uint16_t>().at(0, 0) = kInvalidDisparity;
+  DepthFromDisparity m{612.5f, 0.0167f, -0.3f};  // some disparities end behind the camera
+  Image want({Depth::f32, 1}, 53, 31, MemoryKind::host), got({Depth::f32, 1}, 53, 31, MemoryKind::host);
+  depthCpu(disparity, m, want);
+  Stream stream;
+  Image dd(disparity.format(), 53, 31, MemoryKind::device), dz({Depth::f32, 1}, 53, 31, MemoryKind::device);
+  fillBytes(dz, 0xA5);
+  copyImage(disparity, dd, stream.handle());
+  depthCuda(dd, m, dz, stream.handle());
+  copyImage(dz, got, stream.handle());
+  stream.synchronize();
+  EXPECT_TRUE(test::samePixels(want, got));
+}
+
+}  // namespace
+}  // namespace pp::stereo
