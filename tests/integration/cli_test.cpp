@@ -162,5 +162,41 @@ TEST(Cli, DofOnFilesAndItsErrors) {
   EXPECT_EQ(waitFor(neither, std::chrono::seconds(10)), 2);
 }
 
+// The chessboard pair rectified and matched: a PFM with +inf for invalid pixels and the 16-bit PNG
+// holding the same disparities x 16; a pair of two sizes and a broken calibration are refused.
+TEST(Cli, StereoOnFilesAndItsErrors) {
+  test::TempDir dir;
+  std::string data = (test::sourceDir() / "tests/data/stereo/").string();
+  std::string left = data + "chessboard/left/01.jpg", right = data + "chessboard/right/01.jpg", calib = data + "chessboard-calibration.yml";
+  Child ok = spawn({binary(), "stereo", left, right, "--calib", calib, "--disparities", "64", "--no-fill", "--backend", "cpu", "--out", dir / "d.pfm",
+                    "--out-png", dir / "d.png"},
+                   dir);
+  ASSERT_EQ(waitFor(ok, std::chrono::seconds(60)), 0) << slurp(ok.err);
+  Image pfm = readImage(dir / "d.pfm"), png = readImage(dir / "d.png");
+  ASSERT_EQ(pfm.width(), 640);
+  int invalid = 0;
+  for (int y = 0; y < 480; ++y)
+    for (int x = 0; x < 640; ++x) {
+      float d = pfm.view<float>().at(x, y);
+      uint16_t p = png.view<uint16_t>().at(x, y);
+      if (std::isinf(d)) {
+        ++invalid;
+        EXPECT_EQ(p, 0);
+      } else {
+        EXPECT_EQ(static_cast<int>(d * 16), p);
+      }
+    }
+  EXPECT_GT(invalid, 0) << "without fill some pixels fail the left-right check";
+
+  writeImage(dir / "small.png", test::randomImage({Depth::u8, 1}, 32, 32));
+  Child sizes = spawn({binary(), "stereo", left, dir / "small.png", "--out", dir / "x.pfm"}, dir);
+  EXPECT_EQ(waitFor(sizes, std::chrono::seconds(10)), 2);
+  EXPECT_NE(slurp(sizes.err).find("is 640x480 but"), std::string::npos) << slurp(sizes.err);
+  std::ofstream(dir / "bad.yml") << "M1: [1, 2]\n";
+  Child broken = spawn({binary(), "stereo", left, right, "--calib", dir / "bad.yml", "--out", dir / "x.pfm"}, dir);
+  EXPECT_EQ(waitFor(broken, std::chrono::seconds(10)), 2);
+  EXPECT_NE(slurp(broken.err).find("M1 has 2 values"), std::string::npos) << slurp(broken.err);
+}
+
 }  // namespace
 }  // namespace pp

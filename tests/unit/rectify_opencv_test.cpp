@@ -33,8 +33,8 @@ TEST(RectifyVsOpenCv, MapsAndRemapMatch) {
     double worst = 0;
     for (int y = 0; y < 480; ++y)
       for (int x = 0; x < 640; ++x) {
-        worst = std::max(worst, std::fabs(ours.view<float>().at(x, y, 0) - mapX.at<float>(y, x)));
-        worst = std::max(worst, std::fabs(ours.view<float>().at(x, y, 1) - mapY.at<float>(y, x)));
+        worst = std::max(worst, std::fabs(static_cast<double>(ours.view<float>().at(x, y, 0)) - mapX.at<float>(y, x)));
+        worst = std::max(worst, std::fabs(static_cast<double>(ours.view<float>().at(x, y, 1)) - mapY.at<float>(y, x)));
       }
     EXPECT_LT(worst, 1e-3) << sides[side][0] << ": map coordinates";
 
