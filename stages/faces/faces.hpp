@@ -1,0 +1,70 @@
+// Face detection with a Haar cascade, reproducing OpenCV 4's CascadeClassifier::detectMultiScale:
+// the pyramid (factors multiplied in double, kept as float; each level resized with OpenCV's
+// bit-exact bilinear resize), a window step of 2 below scale 2 and 1 above, the next window skipped
+// after a rejection in the first stage, integral and squared integral images, variance
+// normalisation over the window inset by one pixel (windows with area / sqrt(nf) >= 0.1 rejected),
+// stumps summed in double per stage, and groupRectangles (eps 0.2).
+#pragma once
+#include <vector>
+
+#include "pipeline/gpu.hpp"
+#include "pipeline/image.hpp"
+#include "pipeline/node.hpp"
+#include "stages/faces/cascade.hpp"
+
+namespace pp::faces {
+
+struct DetectParams {
+  double scaleFactor = 1.1;
+  int minNeighbors = 3;
+  int minSize = 0;  // smallest window side in pixels (0: the cascade's)
+  int maxSize = 0;  // largest (0: the image)
+};
+
+// A window the cascade accepted, in image pixels.
+struct Window {
+  int x = 0, y = 0, w = 0, h = 0;
+  friend bool operator==(const Window& a, const Window& b) { return a.x == b.x && a.y == b.y && a.w == b.w && a.h == b.h; }
+};
+
+// One pyramid level: the image resized by 1/scale; windows step `step` pixels.
+struct Level {
+  float scale = 1;
+  int width = 0, height = 0;
+  int step = 2;
+};
+std::vector<Level> pyramid(const Cascade& c, int width, int height, const DetectParams& p);
+
+// A window as reported: cut at the image's right and bottom edges, as OpenCV reports it.
+Window clipped(Window w, int width, int height);
+
+// OpenCV's INTER_LINEAR_EXACT resize of a u8x1 host image (INTER_AREA for an exact halving, a copy
+// at the same size).
+void resizeExact(const Image& src, Image& dst);
+
+// Every accepted window (minNeighbors 0), level by level, rows top to bottom.
+std::vector<Window> detectRawCpu(const Cascade& c, const Image& grey, const DetectParams& p);
+
+// groupRectangles: clusters of similar windows with more than minNeighbors members, averaged, and
+// not inside a stronger cluster; neighbors = the cluster's size. minNeighbors 0: every window.
+Detections groupWindows(const std::vector<Window>& windows, int minNeighbors, double eps = 0.2);
+
+Detections detectCpu(const Cascade& c, const Image& grey, const DetectParams& p);
+
+// CUDA: the same windows from the device. Holds the cascade in device memory and per-level buffers
+// for one image size.
+class FaceDetectorCuda {
+ public:
+  FaceDetectorCuda(const Cascade& c, const DetectParams& p, int width, int height);
+  ~FaceDetectorCuda();
+  // `grey` u8x1 in device memory; enqueues on `stream` and waits for the window count.
+  std::vector<Window> detectRaw(const Image& grey, StreamHandle stream);
+  Detections detect(const Image& grey, StreamHandle stream) { return groupWindows(detectRaw(grey, stream), p_.minNeighbors); }
+
+ private:
+  struct State;
+  DetectParams p_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace pp::faces
