@@ -70,6 +70,7 @@ void registerImageWriterSink(Registry& registry) {
 }
 
 void registerImagesSource(Registry& registry);
+void registerDetectionsSink(Registry& registry);
 #if POLARPIPE_WITH_GSTREAMER
 namespace gst {
 void registerVideoSink(Registry& registry);
@@ -87,6 +88,7 @@ void registerAravisSource(Registry& registry);
 void registerPipelineNodes(Registry& registry) {
   registerImagesSource(registry);
   registerImageWriterSink(registry);
+  registerDetectionsSink(registry);
 #if POLARPIPE_WITH_ARAVIS
   aravis::registerAravisSource(registry);
 #endif

@@ -8,6 +8,9 @@ void registerComposeStage(Registry& registry);
 namespace dof {
 void registerDofStage(Registry& registry);
 }
+namespace faces {
+void registerFaceDetectStage(Registry& registry);
+}
 namespace stereo {
 void registerStereoStages(Registry& registry);
 }
@@ -22,6 +25,7 @@ void registerStages(Registry& registry) {
   demosaic::registerSynthSource(registry);
   dof::registerDofStage(registry);
   stereo::registerStereoStages(registry);
+  faces::registerFaceDetectStage(registry);
 }
 
 void registerAllNodes(Registry& registry) {

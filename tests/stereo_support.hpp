@@ -9,10 +9,7 @@
 
 namespace pp::test {
 
-inline std::string stereoData(const std::string& name) {
-  const char* data = std::getenv("POLARPIPE_TEST_DATA");
-  return ((data ? std::filesystem::path(data) : sourceDir() / "tests/data") / "stereo" / name).string();
-}
+inline std::string stereoData(const std::string& name) { return dataFile("stereo/" + name); }
 
 // Over the pixels with known ground truth (non-zero), invalid outputs counted as errors.
 struct StereoScore {

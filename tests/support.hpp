@@ -66,11 +66,13 @@ inline ::testing::AssertionResult samePixels(const Image& a, const Image& b) {
 // Folder with the repository's files (config/, tests/data/), set by CMake.
 inline std::filesystem::path sourceDir() { return POLARPIPE_SOURCE_DIR; }
 inline std::filesystem::path binaryDir() { return POLARPIPE_BINARY_DIR; }
-// A real picture from tests/data/pictures (found beside the test binary's source tree, or through
+// A fixture under tests/data (found beside the test binary's source tree, or through
 // POLARPIPE_TEST_DATA when the binaries run elsewhere).
-inline std::string picture(const std::string& name) {
+inline std::string dataFile(const std::string& relative) {
   const char* data = std::getenv("POLARPIPE_TEST_DATA");
-  return ((data ? std::filesystem::path(data) : sourceDir() / "tests/data") / "pictures" / name).string();
+  return ((data ? std::filesystem::path(data) : sourceDir() / "tests/data") / relative).string();
 }
+// A real picture from tests/data/pictures.
+inline std::string picture(const std::string& name) { return dataFile("pictures/" + name); }
 
 }  // namespace pp::test

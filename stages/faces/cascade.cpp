@@ -76,7 +76,7 @@ Cascade loadCascade(const std::string& path) {
   const tinyxml2::XMLElement* stages = child(c, "stages", path, "<cascade>");
   for (const auto* s = stages->FirstChildElement("_"); s; s = s->NextSiblingElement("_")) {
     std::string where = "stage " + std::to_string(cascade.stages.size());
-    Stage stage;
+    CascadeStage stage;
     stage.first = static_cast<int>(cascade.stumps.size());
     auto threshold = numbers<float>(child(s, "stageThreshold", path, where), path, where);
     if (threshold.size() != 1) fail(path, where + " <stageThreshold> must be one number");

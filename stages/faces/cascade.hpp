@@ -19,14 +19,14 @@ struct Stump {
   int feature = 0;
   float threshold = 0, left = 0, right = 0;  // value < threshold: left
 };
-struct Stage {
+struct CascadeStage {
   int first = 0, count = 0;  // its stumps
   float threshold = 0;
 };
 
 struct Cascade {
   int width = 0, height = 0;  // the window
-  std::vector<Stage> stages;
+  std::vector<CascadeStage> stages;
   std::vector<Stump> stumps;
   std::vector<HaarFeature> features;
   std::string path;

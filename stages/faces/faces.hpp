@@ -38,6 +38,15 @@ std::vector<Level> pyramid(const Cascade& c, int width, int height, const Detect
 // A window as reported: cut at the image's right and bottom edges, as OpenCV reports it.
 Window clipped(Window w, int width, int height);
 
+// OpenCV's bit-exact bilinear coefficients along one axis: for each destination index the source
+// index and the weight of the next sample in 1/256. Indices below `before` repeat the first
+// sample, from `after` on the last one.
+struct ResizeAxis {
+  std::vector<int> index, weight;
+  int before = 0, after = 0;
+};
+ResizeAxis resizeAxis(int srcSize, int dstSize);
+
 // OpenCV's INTER_LINEAR_EXACT resize of a u8x1 host image (INTER_AREA for an exact halving, a copy
 // at the same size).
 void resizeExact(const Image& src, Image& dst);

@@ -11,15 +11,11 @@ namespace {
 
 int roundHalfEven(double v) { return static_cast<int>(std::nearbyint(v)); }
 
-// OpenCV's interpolationLinear coefficients: for each destination index the source index and the
-// weight of the next sample in 1/256 (src = scale * (d + 0.5) - 0.5 in double). Indices left of
-// the source (`before`) repeat the first sample; from `after` on the last one.
-struct Axis {
-  std::vector<int> index, weight;
-  int before = 0, after = 0;
-};
-Axis axis(int srcSize, int dstSize) {
-  Axis a;
+}  // namespace
+
+// src = scale * (d + 0.5) - 0.5 in double, as OpenCV's interpolationLinear.
+ResizeAxis resizeAxis(int srcSize, int dstSize) {
+  ResizeAxis a;
   a.index.resize(dstSize);
   a.weight.resize(dstSize);
   a.after = dstSize;
@@ -41,8 +37,6 @@ Axis axis(int srcSize, int dstSize) {
   }
   return a;
 }
-
-}  // namespace
 
 Window clipped(Window w, int width, int height) {
   w.w = std::min(w.w, width - w.x);
@@ -80,7 +74,7 @@ void resizeExact(const Image& src, Image& dst) {
         d.at(x, y) = static_cast<uint8_t>((s.at(2 * x, 2 * y) + s.at(2 * x + 1, 2 * y) + s.at(2 * x, 2 * y + 1) + s.at(2 * x + 1, 2 * y + 1) + 2) >> 2);
     return;
   }
-  Axis ax = axis(s.width, d.width), ay = axis(s.height, d.height);
+  ResizeAxis ax = resizeAxis(s.width, d.width), ay = resizeAxis(s.height, d.height);
   // Horizontal pass into 8.8 fixed point, then vertical with rounding from 16 fraction bits.
   auto horizontal = [&](int sy, std::vector<uint32_t>& line) {
     const uint8_t* row = s.row(sy);
@@ -145,7 +139,7 @@ std::vector<Window> detectRawCpu(const Cascade& c, const Image& grey, const Dete
           if (area * norm < 1e-1) {
             result = 1;
             for (size_t si = 0; si < c.stages.size() && result == 1; ++si) {
-              const Stage& stage = c.stages[si];
+              const CascadeStage& stage = c.stages[si];
               double total = 0;
               for (int k = 0; k < stage.count; ++k) {
                 const Stump& stump = c.stumps[static_cast<size_t>(stage.first + k)];

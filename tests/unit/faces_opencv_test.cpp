@@ -71,7 +71,9 @@ TEST_P(FacesOnPictures, RawWindowsAndGroupedFacesMatchOpenCv) {
   std::vector<int> neighbours;
   reference.detectMultiScale(test::asMat(picture), grouped, neighbours, 1.1, 3);
   ASSERT_EQ(faces.size(), grouped.size());
-  if (std::string(GetParam().name) == "messi5.jpg") EXPECT_GE(grouped.size(), 1u) << "Messi's face";
+  if (std::string(GetParam().name) == "messi5.jpg") {
+    EXPECT_GE(grouped.size(), 1u) << "Messi's face";
+  }
   for (const cv::Rect& r : grouped) {
     double best = 0;
     for (const Box& b : faces) best = std::max(best, iou(b, r));

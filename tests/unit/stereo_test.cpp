@@ -44,7 +44,9 @@ TEST(SgmCpu, FindsAKnownShift) {
         uint16_t d = disparity.view<uint16_t>().at(x, y);
         ++checked;
         right9 += d != kInvalidDisparity && std::abs(d - 9 * 16) <= 8;
-        if (d != kInvalidDisparity) EXPECT_GT(confidence.view<uint8_t>().at(x, y), 0) << x << "," << y;
+        if (d != kInvalidDisparity) {
+          EXPECT_GT(confidence.view<uint8_t>().at(x, y), 0) << x << "," << y;
+        }
       }
     EXPECT_GE(right9, checked * 98 / 100) << "min_disparity " << minDisparity;
   }

@@ -13,5 +13,6 @@ void addDemosaicCommands(CLI::App& app, int& exitCode);  // synth, demosaic
 void addDofCommand(CLI::App& app, int& exitCode);        // dof
 void addCamerasCommand(CLI::App& app, int& exitCode);    // cameras
 void addStereoCommand(CLI::App& app, int& exitCode);     // stereo
+void addFacesCommand(CLI::App& app, int& exitCode);      // faces
 
 }  // namespace pp::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   pp::cli::addDofCommand(app, exitCode);
   pp::cli::addCamerasCommand(app, exitCode);
   pp::cli::addStereoCommand(app, exitCode);
+  pp::cli::addFacesCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

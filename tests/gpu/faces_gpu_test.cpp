@@ -1,0 +1,55 @@
+// CUDA face detection against the CPU reference: raw windows (minNeighbors 0) at least 99% the
+// same and the grouped faces identical, on real pictures of several sizes and on noise; a picture
+// smaller than the window gives nothing and no error.
+#include "pipeline/image_io.hpp"
+#include "stages/faces/faces.hpp"
+#include "tests/support.hpp"
+
+namespace pp::faces {
+namespace {
+
+std::vector<Window> onGpu(const Cascade& c, const DetectParams& p, const Image& grey) {
+  Stream stream;
+  Image device(grey.format(), grey.width(), grey.height(), MemoryKind::device);
+  copyImage(grey, device, stream.handle());
+  FaceDetectorCuda detector(c, p, grey.width(), grey.height());
+  detector.detectRaw(device, stream.handle());  // twice: buffers are reused
+  return detector.detectRaw(device, stream.handle());
+}
+
+Image scaled(const Image& picture, double factor) {
+  Image out({Depth::u8, 1}, static_cast<int>(picture.width() * factor), static_cast<int>(picture.height() * factor), MemoryKind::host);
+  resizeExact(picture, out);
+  return out;
+}
+
+TEST(CudaFaces, MatchTheCpuReference) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  Cascade cascade = loadCascade(test::dataFile("cascades/haarcascade_frontalface_default.xml"));
+  Image messi = readGreyImage(test::picture("messi5.jpg"));
+  std::vector<std::pair<std::string, Image>> pictures;
+  pictures.emplace_back("messi5", readGreyImage(test::picture("messi5.jpg")));
+  pictures.emplace_back("messi5 x1.7", scaled(messi, 1.7));
+  pictures.emplace_back("messi5 x0.5", scaled(messi, 0.5));
+  pictures.emplace_back("starry_night", readGreyImage(test::picture("starry_night.jpg")));
+  pictures.emplace_back("baboon", readGreyImage(test::picture("baboon.jpg")));
+  pictures.emplace_back("noise", test::randomImage({Depth::u8, 1}, 333, 217));
+  DetectParams raw;
+  raw.minNeighbors = 0;
+  for (const auto& [name, picture] : pictures) {
+    std::vector<Window> want = detectRawCpu(cascade, picture, raw), got = onGpu(cascade, raw, picture);
+    size_t same = 0;
+    for (const Window& w : got) same += std::find(want.begin(), want.end(), w) != want.end();
+    EXPECT_GE(same * 100, want.size() * 99) << name << ": " << same << " of " << want.size() << " windows";
+    EXPECT_LE(got.size() * 100, same * 101 + 100) << name << ": " << got.size() << " windows on the GPU";
+    Detections a = groupWindows(want, 3), b = groupWindows(got, 3);
+    ASSERT_EQ(a.size(), b.size()) << name;
+    for (size_t i = 0; i < a.size(); ++i)
+      EXPECT_TRUE(a[i].x == b[i].x && a[i].y == b[i].y && a[i].w == b[i].w && a[i].h == b[i].h && a[i].neighbors == b[i].neighbors) << name << " face " << i;
+  }
+  EXPECT_GE(groupWindows(onGpu(cascade, raw, pictures[0].second), 3).size(), 1u) << "Messi's face";
+  EXPECT_TRUE(onGpu(cascade, raw, test::randomImage({Depth::u8, 1}, 20, 30)).empty());
+}
+
+}  // namespace
+}  // namespace pp::faces
