@@ -1,5 +1,6 @@
-// Sink `detections`: one JSON object per frame and line (source, frame, timestamps, boxes) for every
-// connected detections input; written as each frame finishes, so a crash loses at most a line.
+// Sink `detections`: one JSON object per frame and line (source, frame, camera timestamp, host
+// arrival on the steady clock, boxes) for every connected detections input; written as each frame
+// finishes, so a crash loses at most a line.
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -45,7 +46,7 @@ class DetectionsSink : public Sink {
   void consume(const SinkFrame& frame) override {
     const FrameMeta& m = frame.meta();
     nlohmann::json line = {{"source", m.source}, {"frame", m.sequence}, {"camera_timestamp_ns", m.cameraTimestampNs},
-                           {"host_time_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(m.received.time_since_epoch()).count()}};
+                           {"received_steady_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(m.received.time_since_epoch()).count()}};
     for (const auto& name : inputs_) {
       nlohmann::json boxes = nlohmann::json::array();
       for (const Box& b : frame.detectionsIn(name)) {

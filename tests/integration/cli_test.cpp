@@ -198,5 +198,31 @@ TEST(Cli, StereoOnFilesAndItsErrors) {
   EXPECT_NE(slurp(broken.err).find("M1 has 2 values"), std::string::npos) << slurp(broken.err);
 }
 
+// Faces in a picture as JSON lines; a broken cascade and a picture smaller than the window.
+TEST(Cli, FacesOnFilesAndItsErrors) {
+  test::TempDir dir;
+  std::string cascade = test::dataFile("cascades/haarcascade_frontalface_default.xml");
+  Child ok = spawn({binary(), "faces", test::picture("messi5.jpg"), "--cascade", cascade, "--backend", "cpu"}, dir);
+  ASSERT_EQ(waitFor(ok, std::chrono::seconds(60)), 0) << slurp(ok.err);
+  std::istringstream lines(slurp(ok.out));
+  std::string line;
+  int faces = 0;
+  while (std::getline(lines, line)) {
+    ++faces;
+    for (const char* key : {"\"x\":", "\"y\":", "\"w\":", "\"h\":", "\"neighbors\":"}) EXPECT_NE(line.find(key), std::string::npos) << line;
+  }
+  EXPECT_GE(faces, 1);
+
+  writeImage(dir / "tiny.png", test::randomImage({Depth::u8, 1}, 16, 16));
+  Child tiny = spawn({binary(), "faces", dir / "tiny.png", "--cascade", cascade, "--backend", "cpu"}, dir);
+  EXPECT_EQ(waitFor(tiny, std::chrono::seconds(10)), 0) << slurp(tiny.err);
+  EXPECT_EQ(slurp(tiny.out), "");
+
+  std::ofstream(dir / "broken.xml") << "<opencv_storage><cascade><stageType>BOOST</stageType>";
+  Child broken = spawn({binary(), "faces", test::picture("messi5.jpg"), "--cascade", dir / "broken.xml"}, dir);
+  EXPECT_EQ(waitFor(broken, std::chrono::seconds(10)), 2);
+  EXPECT_NE(slurp(broken.err).find("broken.xml: not readable XML"), std::string::npos) << slurp(broken.err);
+}
+
 }  // namespace
 }  // namespace pp
