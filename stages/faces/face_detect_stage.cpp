@@ -1,6 +1,6 @@
-// Stage `face_detect`: faces on a mono plane (S0) as detections on port `faces`. The CUDA backend
-// waits for its window count each frame (boxes are host data), so the stage's stream is
-// synchronised there.
+// Stage `face_detect`: faces on a mono plane (S0) as detections on port `faces`, each with its
+// depth when a depth plane is connected. The CUDA backend waits for its window count each frame
+// (boxes are host data), so the stage's stream is synchronised there.
 #include "config/params.hpp"
 #include "pipeline/registry.hpp"
 #include "stages/faces/faces.hpp"
@@ -40,12 +40,18 @@ class FaceDetectStage : public Stage {
 
   void setup(PortSetup& ports) override {
     const PortSpec* image = ports.imageInput("image", {{Depth::u8, 1}});
+    const PortSpec* depth = ports.imageInput("depth", {{Depth::f32, 1}}, false);
+    if (image && depth && (depth->width != image->width || depth->height != image->height))
+      ports.fail("depth (" + ports.upstreamName("depth") + ", " + depth->text() + ") must be the image's size (" + image->text() + ")");
     ports.output("faces", PortSpec::detections());
     if (image && ports.backend() == Backend::cuda) cuda_ = std::make_unique<FaceDetectorCuda>(cascade_, params_, image->width, image->height);
   }
 
   void process(ProcessContext& ctx) override {
-    ctx.detectionsOut("faces") = cuda_ ? cuda_->detect(ctx.in("image"), ctx.stream()) : detectCpu(cascade_, ctx.in("image"), params_);
+    Detections& faces = ctx.detectionsOut("faces");
+    faces = cuda_ ? cuda_->detect(ctx.in("image"), ctx.stream()) : detectCpu(cascade_, ctx.in("image"), params_);
+    if (ctx.connected("depth"))
+      for (Box& face : faces) face.depth = boxDepth(ctx.in("depth"), face, ctx.stream());
   }
 
  private:
@@ -57,7 +63,7 @@ class FaceDetectStage : public Stage {
 }  // namespace
 
 void registerFaceDetectStage(Registry& registry) {
-  registry.add<FaceDetectStage>(Role::stage, "face_detect", "Viola-Jones faces with an OpenCV Haar cascade, as OpenCV's detectMultiScale (input image u8x1; output faces)");
+  registry.add<FaceDetectStage>(Role::stage, "face_detect", "Viola-Jones faces with an OpenCV Haar cascade, as OpenCV's detectMultiScale (inputs image u8x1, optional depth f32; output faces)");
 }
 
 }  // namespace pp::faces

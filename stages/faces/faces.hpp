@@ -60,6 +60,11 @@ Detections groupWindows(const std::vector<Window>& windows, int minNeighbors, do
 
 Detections detectCpu(const Cascade& c, const Image& grey, const DetectParams& p);
 
+// The depth of a face: the median of the valid (finite, > 0) samples of an f32 depth plane of the
+// image's size over the central third of the box; 0 when there are none. The plane may be in device
+// memory (the region is copied on `stream`, which is then waited for).
+float boxDepth(const Image& depth, const Box& box, StreamHandle stream);
+
 // CUDA: the same windows from the device. Holds the cascade in device memory and per-level buffers
 // for one image size.
 class FaceDetectorCuda {

@@ -1,14 +1,36 @@
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "stages/faces/faces.hpp"
 
 #if POLARPIPE_HAS_CUDA
 #include "cuda/haar.cuh"
+#include "pipeline/cuda_check.hpp"
 #include "pipeline/device_buffer.hpp"
 #endif
 
 namespace pp::faces {
+
+float boxDepth(const Image& depth, const Box& box, StreamHandle stream) {
+  int x0 = std::clamp(static_cast<int>(box.x + box.w / 3), 0, depth.width() - 1), y0 = std::clamp(static_cast<int>(box.y + box.h / 3), 0, depth.height() - 1);
+  int w = std::clamp(static_cast<int>(box.w / 3), 1, depth.width() - x0), h = std::clamp(static_cast<int>(box.h / 3), 1, depth.height() - y0);
+  std::vector<float> samples(static_cast<size_t>(w) * h);
+  const char* origin = static_cast<const char*>(depth.data()) + static_cast<size_t>(y0) * depth.pitch() + static_cast<size_t>(x0) * sizeof(float);
+  if (depth.memory() == MemoryKind::device) {
+#if POLARPIPE_HAS_CUDA
+    PP_CUDA_CHECK(cudaMemcpy2DAsync(samples.data(), w * sizeof(float), origin, depth.pitch(), w * sizeof(float), h, cudaMemcpyDeviceToHost, stream));
+    PP_CUDA_CHECK(cudaStreamSynchronize(stream));
+#endif
+  } else {
+    for (int j = 0; j < h; ++j) std::memcpy(&samples[static_cast<size_t>(j) * w], origin + static_cast<size_t>(j) * depth.pitch(), w * sizeof(float));
+  }
+  auto end = std::remove_if(samples.begin(), samples.end(), [](float z) { return !(std::isfinite(z) && z > 0.f); });
+  if (end == samples.begin()) return 0.f;
+  auto middle = samples.begin() + (end - samples.begin()) / 2;
+  std::nth_element(samples.begin(), middle, end);
+  return *middle;
+}
 
 #if POLARPIPE_HAS_CUDA
 

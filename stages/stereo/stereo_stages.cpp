@@ -157,7 +157,10 @@ class StereoSgmStage : public Stage {
 
 }  // namespace
 
+void registerStereoSynthSource(Registry& registry);
+
 void registerStereoStages(Registry& registry) {
+  registerStereoSynthSource(registry);
   registry.add<RectifyStage>(Role::stage, "rectify", "undistort and rectify a calibrated stereo pair (inputs left, right; outputs left, right)");
   registry.add<StereoSgmStage>(Role::stage, "stereo_sgm",
                                "semi-global matching: disparity (u16 x16), optional depth and confidence (inputs left, right, rectified u8 grey)");
