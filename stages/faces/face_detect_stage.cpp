@@ -1,4 +1,4 @@
-// Stage `face_detect`: faces on a mono plane (S0) as detections on port `faces`, each with its
+// Stage `face_detect`: faces on S0 (grey, or RGB made grey) as detections on port `faces`, each with its
 // depth when a depth plane is connected. The CUDA backend waits for its window count each frame
 // (boxes are host data), so the stage's stream is synchronised there.
 #include "config/params.hpp"
@@ -39,7 +39,7 @@ class FaceDetectStage : public Stage {
   }
 
   void setup(PortSetup& ports) override {
-    const PortSpec* image = ports.imageInput("image", {{Depth::u8, 1}});
+    const PortSpec* image = ports.imageInput("image", {{Depth::u8, 1}, {Depth::u8, 3}});
     const PortSpec* depth = ports.imageInput("depth", {{Depth::f32, 1}}, false);
     if (image && depth && (depth->width != image->width || depth->height != image->height))
       ports.fail("depth (" + ports.upstreamName("depth") + ", " + depth->text() + ") must be the image's size (" + image->text() + ")");
@@ -63,7 +63,7 @@ class FaceDetectStage : public Stage {
 }  // namespace
 
 void registerFaceDetectStage(Registry& registry) {
-  registry.add<FaceDetectStage>(Role::stage, "face_detect", "Viola-Jones faces with an OpenCV Haar cascade, as OpenCV's detectMultiScale (inputs image u8x1, optional depth f32; output faces)");
+  registry.add<FaceDetectStage>(Role::stage, "face_detect", "Viola-Jones faces with an OpenCV Haar cascade, as OpenCV's detectMultiScale (inputs image u8 grey or RGB, optional depth f32; output faces)");
 }
 
 }  // namespace pp::faces

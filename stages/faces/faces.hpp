@@ -58,7 +58,11 @@ std::vector<Window> detectRawCpu(const Cascade& c, const Image& grey, const Dete
 // not inside a stronger cluster; neighbors = the cluster's size. minNeighbors 0: every window.
 Detections groupWindows(const std::vector<Window>& windows, int minNeighbors, double eps = 0.2);
 
-Detections detectCpu(const Cascade& c, const Image& grey, const DetectParams& p);
+// Grey (u8x1) from RGB (u8x3) with OpenCV's RGB2GRAY weights (cuda/luma.hpp).
+Image toGrey(const Image& rgb);
+
+// Faces in a u8x1 image, or a u8x3 RGB one made grey first.
+Detections detectCpu(const Cascade& c, const Image& image, const DetectParams& p);
 
 // The depth of a face: the median of the valid (finite, > 0) samples of an f32 depth plane of the
 // image's size over the central third of the box; 0 when there are none. The plane may be in device
@@ -71,9 +75,10 @@ class FaceDetectorCuda {
  public:
   FaceDetectorCuda(const Cascade& c, const DetectParams& p, int width, int height);
   ~FaceDetectorCuda();
-  // `grey` u8x1 in device memory; enqueues on `stream` and waits for the window count.
-  std::vector<Window> detectRaw(const Image& grey, StreamHandle stream);
-  Detections detect(const Image& grey, StreamHandle stream) { return groupWindows(detectRaw(grey, stream), p_.minNeighbors); }
+  // `image` u8x1 (or u8x3 RGB, made grey first) in device memory; enqueues on `stream` and waits
+  // for the window count.
+  std::vector<Window> detectRaw(const Image& image, StreamHandle stream);
+  Detections detect(const Image& image, StreamHandle stream) { return groupWindows(detectRaw(image, stream), p_.minNeighbors); }
 
  private:
   struct State;

@@ -56,6 +56,7 @@ struct FaceDetectorCuda::State {
   DeviceBuffer<Candidate> lists[2];
   DeviceBuffer<int> counts;  // one per list use
   int capacity = 0, largestWidth = 0, largestHeight = 0;
+  Image grey;  // colour input made grey
 };
 
 FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int width, int height) : p_(p), state_(std::make_unique<State>()) {
@@ -116,11 +117,18 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
 
 FaceDetectorCuda::~FaceDetectorCuda() = default;
 
-std::vector<Window> FaceDetectorCuda::detectRaw(const Image& grey, StreamHandle stream) {
+std::vector<Window> FaceDetectorCuda::detectRaw(const Image& image, StreamHandle stream) {
   State& s = *state_;
-  if (grey.width() != s.width || grey.height() != s.height || grey.format() != Format{Depth::u8, 1})
-    throw std::invalid_argument("face_detect: expected a u8x1 " + std::to_string(s.width) + "x" + std::to_string(s.height) + " image");
+  if (image.width() != s.width || image.height() != s.height || image.format().depth != Depth::u8 || image.format().channels == 4)
+    throw std::invalid_argument("face_detect: expected a u8x1 or u8x3 " + std::to_string(s.width) + "x" + std::to_string(s.height) + " image");
   if (s.levels.empty()) return {};  // smaller than the window
+  const Image* source = &image;
+  if (image.format().channels == 3) {
+    if (s.grey.empty()) s.grey = Image({Depth::u8, 1}, s.width, s.height, MemoryKind::device);
+    launchLuma(static_cast<const uint8_t*>(image.data()), image.pitch(), static_cast<uint8_t*>(s.grey.data()), s.grey.pitch(), s.width, s.height, stream);
+    source = &s.grey;
+  }
+  const Image& grey = *source;
   PyramidArgs a{static_cast<const uint8_t*>(grey.data()), s.width, s.height, grey.pitch(), static_cast<int>(s.levels.size()), s.deviceGeometry.get(), s.tables.get(),
                 s.pixels.get(), s.sums.get(), s.squares.get(), s.largestWidth, s.largestHeight};
   CascadeArgs c{s.stumps.get(), s.stages.get(), s.cascade.width, s.cascade.height};

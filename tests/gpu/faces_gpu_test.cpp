@@ -51,5 +51,21 @@ TEST(CudaFaces, MatchTheCpuReference) {
   EXPECT_TRUE(onGpu(cascade, raw, test::randomImage({Depth::u8, 1}, 20, 30)).empty());
 }
 
+// A colour S0 is made grey the same way on both sides.
+TEST(CudaFaces, ColourPicturesMatchTheCpuReference) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  Cascade cascade = loadCascade(test::dataFile("cascades/haarcascade_frontalface_default.xml"));
+  Image rgb = readImage(test::picture("messi5.jpg"));
+  ASSERT_EQ(rgb.format().channels, 3);
+  DetectParams p;
+  Stream stream;
+  Image device(rgb.format(), rgb.width(), rgb.height(), MemoryKind::device);
+  copyImage(rgb, device, stream.handle());
+  Detections want = detectCpu(cascade, rgb, p), got = FaceDetectorCuda(cascade, p, rgb.width(), rgb.height()).detect(device, stream.handle());
+  ASSERT_EQ(want.size(), got.size());
+  ASSERT_GE(want.size(), 1u);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_TRUE(want[i].x == got[i].x && want[i].y == got[i].y && want[i].w == got[i].w) << i;
+}
+
 }  // namespace
 }  // namespace pp::faces
