@@ -10,8 +10,6 @@
 
 #include <cstdint>
 
-#include "cuda/luma.hpp"
-
 namespace pp::faces {
 
 constexpr int kMaxLevels = 64;
@@ -63,9 +61,6 @@ struct CascadeArgs {
   const GpuStage* stages;
   int windowWidth, windowHeight;
 };
-
-// RGB to the grey the cascade reads (cuda/luma.hpp).
-void launchLuma(const uint8_t* rgb, size_t rgbPitch, uint8_t* grey, size_t greyPitch, int width, int height, cudaStream_t stream);
 
 void launchPyramid(const PyramidArgs& a, cudaStream_t stream);
 

@@ -93,20 +93,7 @@ __global__ void integralColumns(PyramidArgs a) {
   }
 }
 
-__global__ void luma(const uint8_t* rgb, size_t rgbPitch, uint8_t* grey, size_t greyPitch, int width, int height) {
-  int x = blockIdx.x * kBlockX + threadIdx.x, y = blockIdx.y * kBlockY + threadIdx.y;
-  if (x >= width || y >= height) return;
-  const uint8_t* p = rgb + static_cast<size_t>(y) * rgbPitch + 3 * x;
-  grey[static_cast<size_t>(y) * greyPitch + x] = static_cast<uint8_t>(lumaOf(p[0], p[1], p[2]));
-}
-
 }  // namespace
-
-void launchLuma(const uint8_t* rgb, size_t rgbPitch, uint8_t* grey, size_t greyPitch, int width, int height, cudaStream_t stream) {
-  dim3 block(kBlockX, kBlockY), grid((width + kBlockX - 1) / kBlockX, (height + kBlockY - 1) / kBlockY);
-  luma<<<grid, block, 0, stream>>>(rgb, rgbPitch, grey, greyPitch, width, height);
-  PP_CUDA_CHECK_LAUNCH();
-}
 
 void launchPyramid(const PyramidArgs& a, cudaStream_t stream) {
   dim3 block(kBlockX, kBlockY), grid((a.largestWidth + kBlockX - 1) / kBlockX, (a.largestHeight + kBlockY - 1) / kBlockY, a.levels);

@@ -1,5 +1,7 @@
 #include "pipeline/image.hpp"
 
+#include "cuda/luma.hpp"
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -105,6 +107,14 @@ double sampleAt(const Image& image, int x, int y, int channel) {
     case Depth::u16: return reinterpret_cast<const uint16_t*>(row)[i];
     default: return reinterpret_cast<const float*>(row)[i];
   }
+}
+
+void rgbToGrey(const Image& rgb, Image& grey) {
+  auto in = rgb.view<uint8_t>();
+  auto out = grey.view<uint8_t>();
+  for (int y = 0; y < in.height; ++y)
+    for (int x = 0; x < in.width; ++x)
+      out.at(x, y) = static_cast<uint8_t>(lumaOf(in.at(x, y, 0), in.at(x, y, 1), in.at(x, y, 2)));
 }
 
 void fillBytes(Image& image, uint8_t value) {

@@ -67,6 +67,10 @@ void copyImage(const Image& src, Image& dst, StreamHandle stream);
 // One sample of a host image as a double, whatever its depth (for colour maps and comparisons).
 double sampleAt(const Image& image, int x, int y, int channel);
 
+// Grey (u8x1) from an RGB (u8x3) host image of the same size, with OpenCV's RGB2GRAY weights in
+// 14-bit fixed point (cuda/luma.hpp does the same on the device).
+void rgbToGrey(const Image& rgb, Image& grey);
+
 // Fills every byte with `value`: tests poison outputs so an unwritten pixel shows.
 void fillBytes(Image& image, uint8_t value);
 

@@ -58,10 +58,7 @@ std::vector<Window> detectRawCpu(const Cascade& c, const Image& grey, const Dete
 // not inside a stronger cluster; neighbors = the cluster's size. minNeighbors 0: every window.
 Detections groupWindows(const std::vector<Window>& windows, int minNeighbors, double eps = 0.2);
 
-// Grey (u8x1) from RGB (u8x3) with OpenCV's RGB2GRAY weights (cuda/luma.hpp).
-Image toGrey(const Image& rgb);
-
-// Faces in a u8x1 image, or a u8x3 RGB one made grey first.
+// Faces in a u8x1 image, or a u8x3 RGB one made grey first (rgbToGrey).
 Detections detectCpu(const Cascade& c, const Image& image, const DetectParams& p);
 
 // The depth of a face: the median of the valid (finite, > 0) samples of an f32 depth plane of the

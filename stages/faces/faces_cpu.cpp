@@ -5,8 +5,6 @@
 
 #include "stages/faces/faces.hpp"
 
-#include "cuda/luma.hpp"
-
 namespace pp::faces {
 
 namespace {
@@ -221,16 +219,12 @@ Detections groupWindows(const std::vector<Window>& windows, int minNeighbors, do
   return out;
 }
 
-Image toGrey(const Image& rgb) {
-  Image grey({Depth::u8, 1}, rgb.width(), rgb.height(), MemoryKind::host);
-  auto in = rgb.view<uint8_t>();
-  for (int y = 0; y < rgb.height(); ++y)
-    for (int x = 0; x < rgb.width(); ++x) grey.view<uint8_t>().at(x, y) = static_cast<uint8_t>(lumaOf(in.at(x, y, 0), in.at(x, y, 1), in.at(x, y, 2)));
-  return grey;
-}
-
 Detections detectCpu(const Cascade& c, const Image& image, const DetectParams& p) {
-  if (image.format().channels == 3) return groupWindows(detectRawCpu(c, toGrey(image), p), p.minNeighbors);
+  if (image.format().channels == 3) {
+    Image grey({Depth::u8, 1}, image.width(), image.height(), MemoryKind::host);
+    rgbToGrey(image, grey);
+    return groupWindows(detectRawCpu(c, grey, p), p.minNeighbors);
+  }
   return groupWindows(detectRawCpu(c, image, p), p.minNeighbors);
 }
 

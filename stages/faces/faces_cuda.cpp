@@ -6,6 +6,7 @@
 
 #if POLARPIPE_HAS_CUDA
 #include "cuda/haar.cuh"
+#include "cuda/luma.cuh"
 #include "pipeline/cuda_check.hpp"
 #include "pipeline/device_buffer.hpp"
 #endif
@@ -125,7 +126,7 @@ std::vector<Window> FaceDetectorCuda::detectRaw(const Image& image, StreamHandle
   const Image* source = &image;
   if (image.format().channels == 3) {
     if (s.grey.empty()) s.grey = Image({Depth::u8, 1}, s.width, s.height, MemoryKind::device);
-    launchLuma(static_cast<const uint8_t*>(image.data()), image.pitch(), static_cast<uint8_t*>(s.grey.data()), s.grey.pitch(), s.width, s.height, stream);
+    launchLuma(image.view<uint8_t>(), s.grey.view<uint8_t>(), stream);
     source = &s.grey;
   }
   const Image& grey = *source;

@@ -26,6 +26,9 @@ struct DepthFromDisparity {
 void depthCpu(const Image& disparity, const DepthFromDisparity& m, Image& depth);
 void depthCuda(const Image& disparity, const DepthFromDisparity& m, Image& depth, StreamHandle stream);
 
+// A colour S0's luma on the device (rgbToGrey's weights), for matching.
+void lumaCuda(const Image& rgb, Image& grey, StreamHandle stream);
+
 // CUDA: holds the census codes, the one 16-bit volume (width x height x disparities) and the raw
 // disparity for a frame size; compute() enqueues the whole pipeline on `stream`.
 class SgmCuda {

@@ -1,6 +1,7 @@
 #include "stages/stereo/sgm.hpp"
 
 #if POLARPIPE_HAS_CUDA
+#include "cuda/luma.cuh"
 #include "cuda/sgm.cuh"
 #include "pipeline/device_buffer.hpp"
 #endif
@@ -43,6 +44,8 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
   if (p_.median) launchDisparityMedian(raw.view<uint16_t>(), disparity.view<uint16_t>(), stream);
 }
 
+void lumaCuda(const Image& rgb, Image& grey, StreamHandle stream) { launchLuma(rgb.view<uint8_t>(), grey.view<uint8_t>(), stream); }
+
 void depthCuda(const Image& disparity, const DepthFromDisparity& m, Image& depth, StreamHandle stream) {
   launchDisparityToDepth(disparity.view<uint16_t>(), depth.view<float>(), {m.q23, m.q32, m.q33}, stream);
 }
@@ -55,6 +58,7 @@ SgmCuda::~SgmCuda() = default;
 size_t SgmCuda::deviceBytes() const { return 0; }
 void SgmCuda::compute(const Image&, const Image&, Image&, Image*, StreamHandle) {}
 void depthCuda(const Image&, const DepthFromDisparity&, Image&, StreamHandle) { throw std::logic_error("stereo_sgm: this build has no CUDA"); }
+void lumaCuda(const Image&, Image&, StreamHandle) { throw std::logic_error("stereo_sgm: this build has no CUDA"); }
 
 #endif
 

@@ -128,10 +128,13 @@ class StereoSgmStage : public Stage {
   }
 
   void setup(PortSetup& ports) override {
-    const PortSpec* left = ports.imageInput("left", {{Depth::u8, 1}});
-    const PortSpec* right = ports.imageInput("right", {{Depth::u8, 1}});
+    const PortSpec* left = ports.imageInput("left", {{Depth::u8, 1}, {Depth::u8, 3}});
+    const PortSpec* right = ports.imageInput("right", {{Depth::u8, 1}, {Depth::u8, 3}});
     if (!left || !right) return;
-    if (left->width != right->width || left->height != right->height) return ports.fail("left (" + left->text() + ") and right (" + right->text() + ") must be one size");
+    if (left->width != right->width || left->height != right->height || left->format != right->format)
+      return ports.fail("left (" + left->text() + ") and right (" + right->text() + ") must be one size and format");
+    if (left->format.channels == 3)  // colour S0: matched on its luma
+      for (Image& grey : grey_) grey = Image({Depth::u8, 1}, left->width, left->height, ports.backend() == Backend::cuda ? MemoryKind::device : MemoryKind::host);
     ports.output("disparity", PortSpec::image({Depth::u16, 1}, left->width, left->height));
     if (depth_) ports.output("depth", PortSpec::image({Depth::f32, 1}, left->width, left->height));
     if (confidence_) ports.output("confidence", PortSpec::image({Depth::u8, 1}, left->width, left->height));
@@ -141,8 +144,16 @@ class StereoSgmStage : public Stage {
   void process(ProcessContext& ctx) override {
     Image& disparity = ctx.out("disparity");
     Image* confidence = confidence_ ? &ctx.out("confidence") : nullptr;
-    if (cuda_) cuda_->compute(ctx.in("left"), ctx.in("right"), disparity, confidence, ctx.stream());
-    else sgmCpu(sgm_, ctx.in("left"), ctx.in("right"), disparity, confidence);
+    const Image* pair[2] = {&ctx.in("left"), &ctx.in("right")};
+    if (!grey_[0].empty()) {
+      for (int i = 0; i < 2; ++i) {
+        if (cuda_) lumaCuda(*pair[i], grey_[i], ctx.stream());
+        else rgbToGrey(*pair[i], grey_[i]);
+        pair[i] = &grey_[i];
+      }
+    }
+    if (cuda_) cuda_->compute(*pair[0], *pair[1], disparity, confidence, ctx.stream());
+    else sgmCpu(sgm_, *pair[0], *pair[1], disparity, confidence);
     if (!depth_) return;
     if (cuda_) depthCuda(disparity, *depth_, ctx.out("depth"), ctx.stream());
     else depthCpu(disparity, *depth_, ctx.out("depth"));
@@ -153,6 +164,7 @@ class StereoSgmStage : public Stage {
   bool confidence_;
   std::optional<DepthFromDisparity> depth_;
   std::unique_ptr<SgmCuda> cuda_;
+  Image grey_[2];  // colour inputs' luma
 };
 
 }  // namespace
@@ -163,7 +175,7 @@ void registerStereoStages(Registry& registry) {
   registerStereoSynthSource(registry);
   registry.add<RectifyStage>(Role::stage, "rectify", "undistort and rectify a calibrated stereo pair (inputs left, right; outputs left, right)");
   registry.add<StereoSgmStage>(Role::stage, "stereo_sgm",
-                               "semi-global matching: disparity (u16 x16), optional depth and confidence (inputs left, right, rectified u8 grey)");
+                               "semi-global matching: disparity (u16 x16), optional depth and confidence (inputs left, right: rectified u8 grey, or RGB matched on its luma)");
 }
 
 }  // namespace pp::stereo

@@ -4,6 +4,7 @@
 #include "pipeline/image_io.hpp"
 #include "pipeline/registry.hpp"
 #include "stages/demosaic/synth.hpp"
+#include "stages/faces/faces.hpp"
 
 namespace pp::stereo {
 
@@ -12,6 +13,7 @@ namespace {
 struct StereoSynthParams {
   Path left, right, overlay;
   int downscale = 1;
+  std::vector<int> size = {0, 0};
   std::vector<int> overlay_crop = {0, 0, 0, 0};  // x, y, w, h in the overlay picture; w 0: all of it
   std::vector<int> overlay_at = {0, 0};          // where its top-left lands in the left picture (after downscale)
   int overlay_disparity = 0;
@@ -37,6 +39,21 @@ Image shrink(const Image& picture, int factor) {
   return out;
 }
 
+// Bilinear resize of an 8-bit picture, channel by channel (faces::resizeExact is OpenCV's).
+Image resized(const Image& picture, int width, int height) {
+  int c = picture.format().channels;
+  Image out(picture.format(), width, height, MemoryKind::host);
+  for (int k = 0; k < c; ++k) {
+    Image plane({Depth::u8, 1}, picture.width(), picture.height(), MemoryKind::host), small({Depth::u8, 1}, width, height, MemoryKind::host);
+    for (int y = 0; y < picture.height(); ++y)
+      for (int x = 0; x < picture.width(); ++x) plane.view<uint8_t>().at(x, y) = picture.view<uint8_t>().at(x, y, k);
+    faces::resizeExact(plane, small);
+    for (int y = 0; y < height; ++y)
+      for (int x = 0; x < width; ++x) out.view<uint8_t>().at(x, y, k) = small.view<uint8_t>().at(x, y);
+  }
+  return out;
+}
+
 // Pastes crop [cx, cy, cw, ch] of `overlay` with its top-left at (x, y); parts outside are cut.
 void paste(Image& picture, const Image& overlay, const std::vector<int>& crop, int x, int y) {
   for (int j = 0; j < crop[3]; ++j)
@@ -56,6 +73,7 @@ class StereoSynthSource : public Source {
         .add("left", &Params::left, "left picture of a rectified pair (8-bit)", existingFile())
         .add("right", &Params::right, "right picture, the left's size", existingFile())
         .add("downscale", &Params::downscale, "average the pair over NxN blocks first", intIn(1, 8))
+        .add("size", &Params::size, "[w, h]: then resize the pair to this (bilinear; the raw frames are twice it); [0, 0]: keep", intListOf(2, 0, 1 << 15))
         .add("overlay", &Params::overlay, "picture pasted in front of the pair (optional)", existingFile())
         .add("overlay_crop", &Params::overlay_crop, "[x, y, w, h] of the overlay picture to paste; w 0: all of it", intListOf(4, 0, 1 << 16))
         .add("overlay_at", &Params::overlay_at, "[x, y] of the overlay's top-left in the left picture (after downscale)", intListOf(2, -(1 << 16), 1 << 16))
@@ -73,6 +91,10 @@ class StereoSynthSource : public Source {
       Image left = shrink(readImage(p.left.value), p.downscale), right = shrink(readImage(p.right.value), p.downscale);
       if (left.width() != right.width() || left.height() != right.height() || left.format() != right.format())
         throw std::invalid_argument(p.left.value + " and " + p.right.value + " differ in size or format");
+      if (p.size[0] > 0 && p.size[1] > 0) {
+        left = resized(left, p.size[0], p.size[1]);
+        right = resized(right, p.size[0], p.size[1]);
+      }
       Image overlay;
       std::vector<int> crop = p.overlay_crop;
       if (!p.overlay.empty()) {
