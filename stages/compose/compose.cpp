@@ -1,5 +1,10 @@
 #include "stages/compose/compose.hpp"
 
+#include "cuda/colormap.hpp"
+#if POLARPIPE_HAS_CUDA
+#include "cuda/compose_tile.cuh"
+#endif
+
 #include <algorithm>
 #include <cmath>
 
@@ -9,31 +14,19 @@ int tileCount(Layout layout) { return layout == Layout::single ? 1 : layout == L
 int columns(Layout layout) { return layout == Layout::single ? 1 : 2; }
 
 namespace {
-uint8_t toByte(double v) { return static_cast<uint8_t>(std::lround(std::clamp(v, 0.0, 1.0) * 255.0)); }
-
 double fullRange(Depth d) { return d == Depth::u8 ? 255.0 : d == Depth::u16 ? 65535.0 : 1.0; }
-
 }  // namespace
 
 std::array<uint8_t, 3> turbo(double t) {
-  t = std::clamp(t, 0.0, 1.0);
-  double r = 0.13572138 + t * (4.61539260 + t * (-42.66032258 + t * (132.13108234 + t * (-152.94239396 + t * 59.28637943))));
-  double g = 0.09140261 + t * (2.19418839 + t * (4.84296658 + t * (-14.18503333 + t * (4.27729857 + t * 2.82956604))));
-  double b = 0.10667330 + t * (12.64194608 + t * (-60.58204836 + t * (110.36276771 + t * (-89.90310912 + t * 27.34824973))));
-  return {toByte(r), toByte(g), toByte(b)};
+  std::array<uint8_t, 3> rgb;
+  turboRgb(t, rgb.data());
+  return rgb;
 }
 
 std::array<uint8_t, 3> hue(double t) {
-  double h = (t - std::floor(t)) * 6.0;
-  double f = h - std::floor(h);
-  switch (static_cast<int>(h) % 6) {
-    case 0: return {255, toByte(f), 0};
-    case 1: return {toByte(1 - f), 255, 0};
-    case 2: return {0, 255, toByte(f)};
-    case 3: return {0, toByte(1 - f), 255};
-    case 4: return {toByte(f), 0, 255};
-    default: return {255, 0, toByte(1 - f)};
-  }
+  std::array<uint8_t, 3> rgb;
+  hueRgb(t, rgb.data());
+  return rgb;
 }
 
 void drawTile(const Image& src, const TileStyle& style, ImageView<uint8_t> dst) {
@@ -81,5 +74,31 @@ void composeCpu(const std::vector<const Image*>& tiles, const std::vector<TileSt
     if (i == 0 && boxes) drawBoxes(region, *boxes);
   }
 }
+
+#if POLARPIPE_HAS_CUDA
+void composeCuda(const std::vector<const Image*>& tiles, const std::vector<TileStyle>& styles, Layout layout, const Detections* boxes, Image& out,
+                 StreamHandle stream) {
+  int cols = columns(layout);
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    const Image& tile = *tiles[i];
+    Depth depth = tile.format().depth;
+    DeviceTile t{static_cast<const uint8_t*>(tile.data()), tile.pitch(), tile.width(), tile.height(), depth == Depth::u8 ? 0 : depth == Depth::u16 ? 1 : 2,
+                 tile.format().channels, static_cast<int>(styles[i].colormap), styles[i].max > 0 ? styles[i].max : fullRange(depth),
+                 static_cast<int>(i) % cols * tile.width(), static_cast<int>(i) / cols * tile.height(), 0, {}, {}, {}, {}};
+    if (i == 0 && boxes)
+      for (const Box& b : *boxes) {
+        if (t.boxes == kMaxDrawnBoxes) break;
+        t.boxX0[t.boxes] = static_cast<int>(std::lround(b.x)), t.boxY0[t.boxes] = static_cast<int>(std::lround(b.y));
+        t.boxX1[t.boxes] = static_cast<int>(std::lround(b.x + b.w)) - 1, t.boxY1[t.boxes] = static_cast<int>(std::lround(b.y + b.h)) - 1;
+        ++t.boxes;
+      }
+    launchDrawTile(t, out.view<uint8_t>(), stream);
+  }
+}
+#else
+void composeCuda(const std::vector<const Image*>&, const std::vector<TileStyle>&, Layout, const Detections*, Image&, StreamHandle) {
+  throw std::logic_error("compose: this build has no CUDA");
+}
+#endif
 
 }  // namespace pp::compose

@@ -32,5 +32,8 @@ void drawBoxes(ImageView<uint8_t> dst, const Detections& boxes, std::array<uint8
 // Lays out up to four tiles into `out` (RGB8, columns x rows tiles of the tiles' size).
 void composeCpu(const std::vector<const Image*>& tiles, const std::vector<TileStyle>& styles, Layout layout,
                 const Detections* boxes, Image& out);
+// The same on the device (tiles and `out` in device memory; at most 32 boxes drawn), on `stream`.
+void composeCuda(const std::vector<const Image*>& tiles, const std::vector<TileStyle>& styles, Layout layout,
+                 const Detections* boxes, Image& out, StreamHandle stream);
 
 }  // namespace pp::compose

@@ -33,6 +33,8 @@ class ComposeStage : public Stage {
     return schema;
   }
 
+  bool hasCuda() const override { return POLARPIPE_HAS_CUDA; }
+
   ComposeStage(const Params& p, ParamContext&) {
     layout_ = p.layout == "single" ? Layout::single : p.layout == "side_by_side" ? Layout::side_by_side : Layout::grid2x2;
     styles_.resize(static_cast<size_t>(tileCount(layout_)));
@@ -60,6 +62,7 @@ class ComposeStage : public Stage {
     }
     if (const PortSpec* boxes = ports.input("boxes", false); boxes && boxes->kind != PortKind::detections)
       ports.fail("input boxes must be detections, but " + ports.upstreamName("boxes") + " is an image");
+    cuda_ = ports.backend() == Backend::cuda;
     int cols = columns(layout_), rows = (tileCount(layout_) + cols - 1) / cols;
     if (first) ports.output("image", PortSpec::image({Depth::u8, 3}, first->width * cols, first->height * rows));
   }
@@ -67,12 +70,15 @@ class ComposeStage : public Stage {
   void process(ProcessContext& ctx) override {
     std::vector<const Image*> tiles;
     for (size_t i = 0; i < styles_.size(); ++i) tiles.push_back(&ctx.in(kTiles[i]));
-    composeCpu(tiles, styles_, layout_, ctx.connected("boxes") ? &ctx.detectionsIn("boxes") : nullptr, ctx.out("image"));
+    const Detections* boxes = ctx.connected("boxes") ? &ctx.detectionsIn("boxes") : nullptr;
+    if (cuda_) composeCuda(tiles, styles_, layout_, boxes, ctx.out("image"), ctx.stream());
+    else composeCpu(tiles, styles_, layout_, boxes, ctx.out("image"));
   }
 
  private:
   Layout layout_ = Layout::single;
   std::vector<TileStyle> styles_;
+  bool cuda_ = false;
 };
 
 }  // namespace

@@ -1,0 +1,45 @@
+// The view on the device against the CPU reference: every tile kind (grey, 16-bit through turbo,
+// float through HSV, colour), boxes on the first tile, output poisoned first; bytes within 1.
+#include "stages/compose/compose.hpp"
+#include "tests/support.hpp"
+
+namespace pp::compose {
+namespace {
+
+TEST(CudaCompose, MatchesTheCpuReference) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  int w = 77, h = 45;
+  std::vector<Image> hostTiles;
+  hostTiles.push_back(test::randomImage({Depth::u8, 1}, w, h));
+  hostTiles.push_back(test::randomImage({Depth::u16, 1}, w, h));
+  hostTiles.push_back(test::randomImage({Depth::f32, 1}, w, h));
+  hostTiles.push_back(test::randomImage({Depth::u8, 3}, w, h));
+  hostTiles[2].view<float>().at(3, 3) = INFINITY;
+  std::vector<TileStyle> styles = {{Colormap::gray, 0}, {Colormap::turbo, 4000}, {Colormap::hsv, 0}, {Colormap::none, 0}};
+  Detections boxes = {{10, 5, 20, 20, 3, 0}, {60, 30, 40, 40, 5, 0}};  // the second is clipped
+  Image want({Depth::u8, 3}, 2 * w, 2 * h, MemoryKind::host), got(want.format(), 2 * w, 2 * h, MemoryKind::host);
+  std::vector<const Image*> hostPointers;
+  for (const Image& t : hostTiles) hostPointers.push_back(&t);
+  composeCpu(hostPointers, styles, Layout::grid2x2, &boxes, want);
+
+  Stream stream;
+  std::vector<Image> deviceTiles;
+  std::vector<const Image*> devicePointers;
+  for (const Image& t : hostTiles) {
+    deviceTiles.emplace_back(t.format(), w, h, MemoryKind::device);
+    copyImage(t, deviceTiles.back(), stream.handle());
+  }
+  for (const Image& t : deviceTiles) devicePointers.push_back(&t);
+  Image canvas(want.format(), 2 * w, 2 * h, MemoryKind::device);
+  fillBytes(canvas, 0xA5);
+  composeCuda(devicePointers, styles, Layout::grid2x2, &boxes, canvas, stream.handle());
+  copyImage(canvas, got, stream.handle());
+  stream.synchronize();
+  int worst = 0;
+  for (int y = 0; y < 2 * h; ++y)
+    for (int x = 0; x < 2 * w * 3; ++x) worst = std::max(worst, std::abs(got.view<uint8_t>().row(y)[x] - want.view<uint8_t>().row(y)[x]));
+  EXPECT_LE(worst, 1);
+}
+
+}  // namespace
+}  // namespace pp::compose
