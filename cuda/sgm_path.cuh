@@ -8,15 +8,8 @@ namespace pp::stereo {
 constexpr unsigned kFullWarp = 0xFFFFFFFFu;
 constexpr int kFarCost = 0x3FFF;  // beyond the disparity range: never the minimum
 
-__device__ __forceinline__ int warpMin(int v) {
-#if __CUDA_ARCH__ >= 800
-  return __reduce_min_sync(kFullWarp, v);
-#else
-  for (int offset = 16; offset > 0; offset /= 2) v = min(v, __shfl_xor_sync(kFullWarp, v, offset));
-  return v;
-#endif
-}
-__device__ __forceinline__ unsigned warpMin(unsigned v) {
+// int or unsigned: one instruction from sm_80 on, else a butterfly of shuffles.
+template <class T> __device__ __forceinline__ T warpMin(T v) {
 #if __CUDA_ARCH__ >= 800
   return __reduce_min_sync(kFullWarp, v);
 #else
