@@ -1,6 +1,8 @@
 // Source `stereo_synth`: a stereo pair of raw polarization frames from a rectified picture pair,
 // with an overlay (a face) pasted at a known disparity in front of it, moving a little each frame,
 // and the AoLP field turning. The demo runs on it: no cameras, known truth.
+#include <thread>
+
 #include "pipeline/image_io.hpp"
 #include "pipeline/registry.hpp"
 #include "stages/demosaic/synth.hpp"
@@ -21,6 +23,7 @@ struct StereoSynthParams {
   std::string mosaic = "polar_mono";
   int frames = 24;
   bool loop = false;
+  double fps = 0;
   double aolp_step_deg = 5;
 };
 
@@ -82,11 +85,12 @@ class StereoSynthSource : public Source {
         .add("mosaic", &Params::mosaic, "sensor layout of the raw frames", oneOf({"polar_rggb", "polar_mono"}))
         .add("frames", &Params::frames, "frames to produce (each one made at start)", intIn(1, 1000))
         .add("loop", &Params::loop, "start again after the last frame (until stopped)")
+        .add("fps", &Params::fps, "frames per second, as a camera delivers them; 0: as fast as the graph takes them", numberIn(0, 10000))
         .add("aolp_step_deg", &Params::aolp_step_deg, "AoLP turn per frame, degrees", numberIn(-180, 180));
     return schema;
   }
 
-  StereoSynthSource(const Params& p, ParamContext& ctx) : mosaic_(p.mosaic), loop_(p.loop) {
+  StereoSynthSource(const Params& p, ParamContext& ctx) : mosaic_(p.mosaic), loop_(p.loop), fps_(p.fps) {
     try {
       Image left = shrink(readImage(p.left.value), p.downscale), right = shrink(readImage(p.right.value), p.downscale);
       if (left.width() != right.width() || left.height() != right.height() || left.format() != right.format())
@@ -132,10 +136,16 @@ class StereoSynthSource : public Source {
     ports.output("right", PortSpec::image(raw.format(), raw.width(), raw.height()));
   }
   bool live() const override { return false; }
-  bool read(SourceFrame& frame, const std::function<bool()>&) override {
+  bool read(SourceFrame& frame, const std::function<bool()>& stopping) override {
     if (next_ == frames_.size()) {
       if (!loop_) return false;
       next_ = 0;
+    }
+    if (fps_ > 0) {  // paced like a camera
+      if (due_ == Clock::time_point{}) due_ = Clock::now();
+      while (Clock::now() < due_ && !stopping()) std::this_thread::sleep_for(std::min<Clock::duration>(due_ - Clock::now(), std::chrono::milliseconds(5)));
+      if (stopping()) return false;
+      due_ += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / fps_));
     }
     copyImage(frames_[next_][0], frame.out("left"), nullptr);
     copyImage(frames_[next_][1], frame.out("right"), nullptr);
@@ -148,6 +158,8 @@ class StereoSynthSource : public Source {
  private:
   std::string mosaic_;
   bool loop_;
+  double fps_;
+  Clock::time_point due_{};
   std::vector<std::array<Image, 2>> frames_;  // left and right raw
   size_t next_ = 0;
 };
