@@ -190,7 +190,17 @@ struct VideoOutput::Impl {
     gst_rtsp_server_client_filter(server, removeClient, nullptr);
     g_source_destroy(serverSource);
     g_source_unref(serverSource);
-    g_main_loop_quit(loop);
+    // Quit from inside the loop: a g_main_loop_quit that lands before the thread reaches
+    // g_main_loop_run is lost, and the join below would wait for ever.
+    GSource* quit = g_idle_source_new();
+    g_source_set_callback(
+        quit, [](gpointer l) -> gboolean {
+          g_main_loop_quit(static_cast<GMainLoop*>(l));
+          return G_SOURCE_REMOVE;
+        },
+        loop, nullptr);
+    g_source_attach(quit, context);
+    g_source_unref(quit);
     if (loopThread.joinable()) loopThread.join();
     {
       std::lock_guard lock(feedMutex);
