@@ -67,12 +67,13 @@ void launchPyramid(const PyramidArgs& a, cudaStream_t stream);
 // Stage 0 on every window of every level: code -1 (flat window), 0 (rejected) or 1 (passed) and the
 // variance normalisation per window position; then per row OpenCV's rule (after a rejection in
 // stage 0 the next window is not looked at) and the windows that were looked at and passed into
-// `out` (count in *outCount).
-void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, const LevelGeometry* hostGeometry, int8_t* codes, float* norms, Candidate* out,
-                      int* outCount, int capacity, cudaStream_t stream);
+// `out` (count in *outCount). cols x rows: the most window positions of any level.
+void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int cols, int rows, int8_t* codes, float* norms, Candidate* out, int* outCount, int capacity,
+                      cudaStream_t stream);
 
-// Stages [first, last) on the candidates in `in`; survivors into `out`.
+// Stages [first, last) on the candidates in `in` (a warp per candidate, `blocks` of 4 warps walking
+// the list); survivors into `out`.
 void launchStages(const CascadeArgs& c, const PyramidArgs& a, int first, int last, const Candidate* in, const int* inCount, Candidate* out, int* outCount,
-                  int capacity, cudaStream_t stream);
+                  int capacity, int blocks, cudaStream_t stream);
 
 }  // namespace pp::faces

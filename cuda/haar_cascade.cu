@@ -1,7 +1,6 @@
 // The cascade on the pyramid's windows: stage 0 everywhere, OpenCV's skip rule and compaction, then
 // groups of stages on the survivors. The float and double operations are OpenCV's, with rounding
 // explicit so that nothing is fused.
-#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -125,10 +124,8 @@ __global__ void laterStages(CascadeArgs c, PyramidArgs a, int first, int last, c
 
 }  // namespace
 
-void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, const LevelGeometry* hostGeometry, int8_t* codes, float* norms, Candidate* out,
-                      int* outCount, int capacity, cudaStream_t stream) {
-  int cols = 0, rows = 0;
-  for (int l = 0; l < a.levels; ++l) cols = std::max(cols, hostGeometry[l].cols), rows = std::max(rows, hostGeometry[l].rows);
+void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int cols, int rows, int8_t* codes, float* norms, Candidate* out, int* outCount, int capacity,
+                      cudaStream_t stream) {
   if (cols > kMaxColumns) throw std::invalid_argument("face_detect: at most " + std::to_string(kMaxColumns) + " window positions a row");
   dim3 block(kBlockX, kBlockY), grid((cols + kBlockX - 1) / kBlockX, (rows + kBlockY - 1) / kBlockY, a.levels);
   firstStage<<<grid, block, 0, stream>>>(c, a, codes, norms);
@@ -138,11 +135,8 @@ void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, const LevelGeo
 }
 
 void launchStages(const CascadeArgs& c, const PyramidArgs& a, int first, int last, const Candidate* in, const int* inCount, Candidate* out, int* outCount,
-                  int capacity, cudaStream_t stream) {
-  int device = 0, sms = 0;
-  PP_CUDA_CHECK(cudaGetDevice(&device));
-  PP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  laterStages<<<sms * 4, 128, 0, stream>>>(c, a, first, last, in, inCount, out, outCount, capacity);
+                  int capacity, int blocks, cudaStream_t stream) {
+  laterStages<<<blocks, 128, 0, stream>>>(c, a, first, last, in, inCount, out, outCount, capacity);
   PP_CUDA_CHECK_LAUNCH();
 }
 

@@ -68,11 +68,10 @@ __global__ void aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
 }
 
 template <int D> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
-  static const int kAll[8][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {1, 1}, {-1, 1}, {1, -1}, {-1, -1}};
   Directions dirs{p.paths, {}, {}, {0}};
   for (int i = 0; i < p.paths; ++i) {
-    dirs.dx[i] = kAll[i][0], dirs.dy[i] = kAll[i][1];
-    dirs.firstWarp[i + 1] = dirs.firstWarp[i] + lineCount(kAll[i][0], kAll[i][1], b.width, b.height);
+    dirs.dx[i] = kPathDirections[i][0], dirs.dy[i] = kPathDirections[i][1];
+    dirs.firstWarp[i + 1] = dirs.firstWarp[i] + lineCount(kPathDirections[i][0], kPathDirections[i][1], b.width, b.height);
   }
   PP_CUDA_CHECK(cudaMemsetAsync(b.volume, 0, static_cast<size_t>(b.width) * b.height * D * sizeof(uint16_t), stream));
   int warps = dirs.firstWarp[p.paths];

@@ -39,6 +39,9 @@ struct SgmParams {
   bool median = true;
 };
 
+// The path directions (dx, dy) in the order `paths` takes them: 4 paths are the first four.
+constexpr int kPathDirections[8][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {1, 1}, {-1, 1}, {1, -1}, {-1, -1}};
+
 constexpr uint16_t kInvalidDisparity = 0xFFFF;  // in the 16-bit output (disparity x 16 otherwise)
 constexpr int kSubpixelBits = 4;
 constexpr int kOutsideCost = 31;

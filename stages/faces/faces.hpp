@@ -35,8 +35,9 @@ struct Level {
 };
 std::vector<Level> pyramid(const Cascade& c, int width, int height, const DetectParams& p);
 
-// A window as reported: cut at the image's right and bottom edges, as OpenCV reports it.
-Window clipped(Window w, int width, int height);
+// The window at (x, y) of the level with `scale`, as OpenCV reports it in a width x height image:
+// position and size scaled and rounded half to even, cut at the right and bottom edges.
+Window reportedWindow(const Cascade& c, float scale, int x, int y, int width, int height);
 
 // OpenCV's bit-exact bilinear coefficients along one axis: for each destination index the source
 // index and the weight of the next sample in 1/256. Indices below `before` repeat the first

@@ -38,7 +38,9 @@ ResizeAxis resizeAxis(int srcSize, int dstSize) {
   return a;
 }
 
-Window clipped(Window w, int width, int height) {
+Window reportedWindow(const Cascade& c, float scale, int x, int y, int width, int height) {
+  // int * float products, as OpenCV computes them
+  Window w{roundHalfEven(x * scale), roundHalfEven(y * scale), roundHalfEven(c.width * scale), roundHalfEven(c.height * scale)};
   w.w = std::min(w.w, width - w.x);
   w.h = std::min(w.h, height - w.y);
   return w;
@@ -126,7 +128,6 @@ std::vector<Window> detectRawCpu(const Cascade& c, const Image& grey, const Dete
       size_t a = static_cast<size_t>(y) * iw + x, b = a + w, cc = a + static_cast<size_t>(h) * iw, dd = cc + w;
       return sum[a] - sum[b] - sum[cc] + sum[dd];
     };
-    int side = roundHalfEven(c.width * level.scale), sideH = roundHalfEven(c.height * level.scale);
     for (int y = 0; y + c.height < ih; y += level.step) {
       for (int x = 0; x + c.width < iw; x += level.step) {
         int result = -1;
@@ -154,7 +155,7 @@ std::vector<Window> detectRawCpu(const Cascade& c, const Image& grey, const Dete
             }
           }
         }
-        if (result > 0) found.push_back(clipped({roundHalfEven(x * level.scale), roundHalfEven(y * level.scale), side, sideH}, grey.width(), grey.height()));
+        if (result > 0) found.push_back(reportedWindow(c, level.scale, x, y, grey.width(), grey.height()));
         if (result == 0) x += level.step;  // OpenCV skips the next window after a first-stage rejection
       }
     }

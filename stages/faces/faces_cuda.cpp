@@ -56,7 +56,8 @@ struct FaceDetectorCuda::State {
   DeviceBuffer<float> norms;
   DeviceBuffer<Candidate> lists[2];
   DeviceBuffer<int> counts;  // one per list use
-  int capacity = 0, largestWidth = 0, largestHeight = 0;
+  int capacity = 0, largestWidth = 0, largestHeight = 0, mostCols = 0, mostRows = 0;
+  int stageBlocks = 0;  // the later stages' grid: 4 blocks an SM
   Image grey;  // colour input made grey
 };
 
@@ -85,6 +86,7 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
     for (int i = 0; i < l.height; ++i) tables.push_back({ay.index[i], ay.weight[i]});
     g.beforeX = ax.before, g.afterX = ax.after, g.beforeY = ay.before, g.afterY = ay.after;
     s.largestWidth = std::max(s.largestWidth, l.width), s.largestHeight = std::max(s.largestHeight, l.height);
+    s.mostCols = std::max(s.mostCols, g.cols), s.mostRows = std::max(s.mostRows, g.rows);
     s.geometry.push_back(g);
   }
   s.capacity = static_cast<int>(std::max<size_t>(windows, 1));
@@ -114,6 +116,10 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
   s.lists[0] = DeviceBuffer<Candidate>(static_cast<size_t>(s.capacity));
   s.lists[1] = DeviceBuffer<Candidate>(static_cast<size_t>(s.capacity));
   s.counts = DeviceBuffer<int>(8);
+  int device = 0;
+  PP_CUDA_CHECK(cudaGetDevice(&device));
+  PP_CUDA_CHECK(cudaDeviceGetAttribute(&s.stageBlocks, cudaDevAttrMultiProcessorCount, device));
+  s.stageBlocks *= 4;
 }
 
 FaceDetectorCuda::~FaceDetectorCuda() = default;
@@ -135,12 +141,12 @@ std::vector<Window> FaceDetectorCuda::detectRaw(const Image& image, StreamHandle
   CascadeArgs c{s.stumps.get(), s.stages.get(), s.cascade.width, s.cascade.height};
   PP_CUDA_CHECK(cudaMemsetAsync(s.counts.get(), 0, s.counts.bytes(), stream));
   launchPyramid(a, stream);
-  launchFirstStage(c, a, s.geometry.data(), s.codes.get(), s.norms.get(), s.lists[0].get(), s.counts.get(), s.capacity, stream);
+  launchFirstStage(c, a, s.mostCols, s.mostRows, s.codes.get(), s.norms.get(), s.lists[0].get(), s.counts.get(), s.capacity, stream);
   int stagesTotal = static_cast<int>(s.cascade.stages.size()), from = 1, list = 0, count = 0;
   for (int end : kStageGroupEnds) {
     if (from >= stagesTotal) break;
     int to = std::min(end, stagesTotal);
-    launchStages(c, a, from, to, s.lists[list].get(), s.counts.get() + count, s.lists[1 - list].get(), s.counts.get() + count + 1, s.capacity, stream);
+    launchStages(c, a, from, to, s.lists[list].get(), s.counts.get() + count, s.lists[1 - list].get(), s.counts.get() + count + 1, s.capacity, s.stageBlocks, stream);
     from = to, list = 1 - list, ++count;
   }
   int found = 0;
@@ -155,12 +161,7 @@ std::vector<Window> FaceDetectorCuda::detectRaw(const Image& image, StreamHandle
   // The CPU reference's order: level by level, rows top to bottom.
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& l, const Candidate& r) { return std::tie(l.level, l.y, l.x) < std::tie(r.level, r.y, r.x); });
   std::vector<Window> windows;
-  for (const Candidate& w : candidates) {
-    float scale = s.levels[w.level].scale;
-    windows.push_back(clipped({static_cast<int>(std::nearbyint(w.x * scale)), static_cast<int>(std::nearbyint(w.y * scale)),
-                               static_cast<int>(std::nearbyint(s.cascade.width * scale)), static_cast<int>(std::nearbyint(s.cascade.height * scale))},
-                              s.width, s.height));
-  }
+  for (const Candidate& w : candidates) windows.push_back(reportedWindow(s.cascade, s.levels[w.level].scale, w.x, w.y, s.width, s.height));
   return windows;
 }
 

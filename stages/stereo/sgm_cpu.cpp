@@ -117,8 +117,7 @@ void sgmCpu(const SgmParams& p, const Image& left, const Image& right, Image& di
   int w = left.width(), h = left.height(), D = p.disparities;
   Inputs in{p, w, h, D, census(left), census(right), left.view<uint8_t>()};
   std::vector<uint16_t> volume(static_cast<size_t>(w) * h * D, 0);
-  static const int kDirections[8][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {1, 1}, {-1, 1}, {1, -1}, {-1, -1}};
-  for (int i = 0; i < p.paths; ++i) aggregate(in, kDirections[i][0], kDirections[i][1], volume);
+  for (int i = 0; i < p.paths; ++i) aggregate(in, kPathDirections[i][0], kPathDirections[i][1], volume);
 
   Image raw({Depth::u16, 1}, w, h, MemoryKind::host);
   auto out = raw.view<uint16_t>();
