@@ -34,8 +34,8 @@ struct Directions {
 
 // Every direction at once, a warp per line: the lines of all directions run concurrently (one
 // direction alone has too few lines to fill the device), so each adds its path costs to the
-// zeroed volume with reductions. Two 16-bit sums share a 32-bit word and never carry into each
-// other (a sum stays below 8 x 255).
+// zeroed volume with reductions. Four 16-bit sums share a 64-bit word (two where D is 64) and never
+// carry into each other (a sum stays below 8 x 255).
 template <int D>
 __global__ void aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
   constexpr int K = D / 32, kRound = kStepsPerRound<K>;
@@ -60,9 +60,16 @@ __global__ void aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
       int s = s0 + c, x = x0 + s * dx, y = y0 + s * dy;
       if (s >= steps) break;
       stepRecurse<K>(p, in[c], s == 0, lane, prev, minPrev);
-      auto* words = reinterpret_cast<unsigned*>(b.volume + (static_cast<size_t>(y) * b.width + x) * D + lane * K);
+      uint16_t* sums = b.volume + (static_cast<size_t>(y) * b.width + x) * D + lane * K;
+      if constexpr (K >= 4) {
+        auto* words = reinterpret_cast<unsigned long long*>(sums);
 #pragma unroll
-      for (int j = 0; j < K; j += 2) atomicAdd(words + j / 2, static_cast<unsigned>(prev[j]) | static_cast<unsigned>(prev[j + 1]) << 16);
+        for (int j = 0; j < K; j += 4)
+          atomicAdd(words + j / 4, static_cast<unsigned long long>(prev[j]) | static_cast<unsigned long long>(prev[j + 1]) << 16 | static_cast<unsigned long long>(prev[j + 2]) << 32 |
+                                       static_cast<unsigned long long>(prev[j + 3]) << 48);
+      } else {
+        atomicAdd(reinterpret_cast<unsigned*>(sums), static_cast<unsigned>(prev[0]) | static_cast<unsigned>(prev[1]) << 16);
+      }
     }
   }
 }
