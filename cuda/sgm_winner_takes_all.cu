@@ -1,6 +1,7 @@
-// Winner takes all: a warp per row reads each pixel's sums (lane l holds disparities l*K..l*K+K-1)
-// a round of pixels at a time. The right image's best match at each column collects in shared
-// memory as the row goes by; the left-right check and the fill run when the row is done.
+// Winner takes all: a block per row, its warps on consecutive stretches of the row, read each
+// pixel's sums (lane l holds disparities l*K..l*K+K-1) a round of pixels at a time. The right
+// image's best match at each column collects in shared memory as the row goes by; the left-right
+// check and the fill run when the whole row is done.
 #include "cuda/sgm_path.cuh"  // warp reductions, sum loads
 #include "cuda/shared_memory.cuh"
 #include "pipeline/cuda_check.hpp"
@@ -40,65 +41,82 @@ __device__ void fillRow(uint16_t* row, uint16_t* scratch, int width, int lane) {
   }
 }
 
-// Shared memory per warp: the right image's best (sum << 8 | d) per column, then the left's integer
-// disparity per column.
-__host__ __device__ inline size_t sharedBytesPerWarp(int width) { return static_cast<size_t>(width) * (sizeof(uint32_t) + sizeof(uint16_t)); }
+constexpr int kWarpsPerRow = 8;
+
+// Shared memory of a block: the right image's best (sum << 8 | d) per column, then the left's
+// integer disparity per column.
+__host__ __device__ inline size_t sharedBytesPerRow(int width) { return static_cast<size_t>(width) * (sizeof(uint32_t) + sizeof(uint16_t)); }
 
 template <int D>
-__global__ void winnerTakesAll(SgmParams p, SgmBuffers b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, int warpsPerBlock) {
+__global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p, SgmBuffers b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence) {
   constexpr int K = D / 32;
   extern __shared__ uint32_t shared[];
-  int warp = threadIdx.x / 32, lane = threadIdx.x % 32, y = blockIdx.x * warpsPerBlock + warp, width = b.width;
-  if (y >= b.height) return;  // whole warps
-  uint32_t* rightBest = shared + static_cast<size_t>(warp) * width;
-  uint16_t* leftBest = reinterpret_cast<uint16_t*>(shared + static_cast<size_t>(warpsPerBlock) * width) + static_cast<size_t>(warp) * width;
-  for (int x = lane; x < width; x += 32) rightBest[x] = kNoMatch;
-  __syncwarp();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, y = blockIdx.x, width = b.width;
+  uint32_t* rightBest = shared;
+  uint16_t* leftBest = reinterpret_cast<uint16_t*>(shared + width);
+  for (int x = threadIdx.x; x < width; x += blockDim.x) rightBest[x] = kNoMatch;
+  __syncthreads();
 
   uint16_t* out = disparity.row(y);
   uint8_t* conf = confidence.data ? confidence.row(y) : nullptr;
   constexpr int kRound = kStepsPerRound<K>;
-  for (int x0 = 0; x0 < width; x0 += kRound) {
+  const int stretch = (width + kWarpsPerRow - 1) / kWarpsPerRow, end = min(width, (warp + 1) * stretch);
+  for (int x0 = warp * stretch; x0 < end; x0 += kRound) {
     int sums[kRound][K];
 #pragma unroll
     for (int c = 0; c < kRound; ++c)
-      if (x0 + c < width) loadSums<K>(b.volume + (static_cast<size_t>(y) * width + x0 + c) * D + lane * K, sums[c]);
+      if (x0 + c < end) {
+        loadSums<K>(b.volume + (static_cast<size_t>(y) * width + x0 + c) * D + lane * K, sums[c]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < K; ++j) sums[c][j] = 0;  // past the stretch: reduced, never written
+      }
+    // Each reduction over the round's pixels at once: they are independent, and their latencies overlap.
+    unsigned best[kRound];
 #pragma unroll
     for (int c = 0; c < kRound; ++c) {
-      int x = x0 + c;
-      if (x >= width) break;
-      int (&sum)[K] = sums[c];
       unsigned local = kNoMatch;
 #pragma unroll
       for (int j = 0; j < K; ++j) {
-        unsigned candidate = static_cast<unsigned>(sum[j]) << 8 | static_cast<unsigned>(lane * K + j);
+        unsigned candidate = static_cast<unsigned>(sums[c][j]) << 8 | static_cast<unsigned>(lane * K + j);
         local = min(local, candidate);
-        int xr = x - lane * K - j - p.minDisparity;
-        if (xr >= 0) rightBest[xr] = min(rightBest[xr], candidate);
+        int xr = x0 + c - lane * K - j - p.minDisparity;
+        if (x0 + c < end && xr >= 0) atomicMin(rightBest + xr, candidate);
       }
-      unsigned best = warpMin(local);
-      int bestSum = static_cast<int>(best >> 8), bestD = static_cast<int>(best & 0xFF), second = kFarCost << 4;
-      unsigned neighbours = 0;  // sums at bestD - 1 (low half) and bestD + 1 (high half)
+      best[c] = warpMin(local);
+    }
+    int second[kRound];
+    unsigned neighbours[kRound];  // sums at the best d - 1 (low half) and d + 1 (high half)
+#pragma unroll
+    for (int c = 0; c < kRound; ++c) {
+      int bestD = static_cast<int>(best[c] & 0xFF);
+      second[c] = kFarCost << 4, neighbours[c] = 0;
 #pragma unroll
       for (int j = 0; j < K; ++j) {
         int d = lane * K + j;
-        if (abs(d - bestD) > 1) second = min(second, sum[j]);
-        if (d == bestD - 1) neighbours |= static_cast<unsigned>(sum[j]);
-        if (d == bestD + 1) neighbours |= static_cast<unsigned>(sum[j]) << 16;
+        if (abs(d - bestD) > 1) second[c] = min(second[c], sums[c][j]);
+        if (d == bestD - 1) neighbours[c] |= static_cast<unsigned>(sums[c][j]);
+        if (d == bestD + 1) neighbours[c] |= static_cast<unsigned>(sums[c][j]) << 16;
       }
-      second = warpMin(second);
-      neighbours = warpOr(neighbours);
-      if (lane == 0) {
-        bool unique = p.uniqueness <= 0 || second * (100 - p.uniqueness) >= bestSum * 100;
-        int offset = p.subpixel && bestD > 0 && bestD < D - 1 ? subpixelOffset(static_cast<int>(neighbours & 0xFFFF), bestSum, static_cast<int>(neighbours >> 16)) : 0;
-        out[x] = unique ? static_cast<uint16_t>(((bestD + p.minDisparity) << kSubpixelBits) + offset) : kInvalidDisparity;
-        leftBest[x] = unique ? static_cast<uint16_t>(bestD) : kInvalidDisparity;
-        if (conf) conf[x] = unique ? confidenceOf(bestSum, second) : 0;
-      }
-      __syncwarp();
+      second[c] = warpMin(second[c]);
+      neighbours[c] = warpOr(neighbours[c]);
+    }
+    if (lane < kRound && x0 + lane < end) {  // lane c writes pixel x0 + c
+      unsigned myBest = best[0], myNeighbours = neighbours[0];
+      int mySecond = second[0];
+#pragma unroll
+      for (int c = 1; c < kRound; ++c)
+        if (lane == c) myBest = best[c], mySecond = second[c], myNeighbours = neighbours[c];
+      int x = x0 + lane, bestSum = static_cast<int>(myBest >> 8), bestD = static_cast<int>(myBest & 0xFF);
+      bool unique = p.uniqueness <= 0 || mySecond * (100 - p.uniqueness) >= bestSum * 100;
+      int offset = p.subpixel && bestD > 0 && bestD < D - 1 ? subpixelOffset(static_cast<int>(myNeighbours & 0xFFFF), bestSum, static_cast<int>(myNeighbours >> 16)) : 0;
+      out[x] = unique ? static_cast<uint16_t>(((bestD + p.minDisparity) << kSubpixelBits) + offset) : kInvalidDisparity;
+      leftBest[x] = unique ? static_cast<uint16_t>(bestD) : kInvalidDisparity;
+      if (conf) conf[x] = unique ? confidenceOf(bestSum, mySecond) : 0;
     }
   }
-  for (int x = lane; x < width && p.lrMaxDiff >= 0; x += 32) {
+  __syncthreads();
+  for (int x = threadIdx.x; x < width && p.lrMaxDiff >= 0; x += blockDim.x) {
     int d = leftBest[x];
     if (d == kInvalidDisparity) continue;
     int xr = x - d - p.minDisparity;
@@ -109,18 +127,16 @@ __global__ void winnerTakesAll(SgmParams p, SgmBuffers b, ImageView<uint16_t> di
     }
   }
   if (p.fill) {
-    __syncwarp();
-    fillRow(out, leftBest, width, lane);
+    __syncthreads();
+    if (warp == 0) fillRow(out, leftBest, width, lane);
   }
 }
 
 template <int D>
 void launch(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream) {
-  size_t perWarp = sharedBytesPerWarp(b.width);
-  int warpsPerBlock = static_cast<int>(std::max<size_t>(1, std::min<size_t>(4, 48 * 1024 / perWarp)));
-  size_t bytes = perWarp * warpsPerBlock;
+  size_t bytes = sharedBytesPerRow(b.width);
   allowSharedMemory(winnerTakesAll<D>, bytes, "SGM winner-takes-all (one image row)");
-  winnerTakesAll<D><<<(b.height + warpsPerBlock - 1) / warpsPerBlock, warpsPerBlock * 32, bytes, stream>>>(p, b, disparity, confidence, warpsPerBlock);
+  winnerTakesAll<D><<<b.height, kWarpsPerRow * 32, bytes, stream>>>(p, b, disparity, confidence);
   PP_CUDA_CHECK_LAUNCH();
 }
 
