@@ -41,11 +41,12 @@ template <int C>
 __global__ void gather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out, GatherSettings s) {
   extern __shared__ float4 tile[];
   int halo = s.rMax, tileW = kBlockX + 2 * halo, tileH = kBlockY + 2 * halo;
-  // After the tile: each radius' taps, zero-padded to +-kMaxGatherRadius around the centre.
-  float* radiusTaps = reinterpret_cast<float*>(tile + tileW * tileH);
+  // After the tile: for each radius r, its taps and those of the next radius (r + 1, or r itself at
+  // rMax) side by side, zero-padded to +-kMaxGatherRadius around the centre: one load a tap.
+  float2* radiusTaps = reinterpret_cast<float2*>(tile + tileW * tileH);
   for (int i = threadIdx.y * kBlockX + threadIdx.x; i < (s.rMax + 1) * kTapRow; i += kBlockX * kBlockY) {
-    int r = i / kTapRow, d = i - r * kTapRow - kMaxGatherRadius;
-    radiusTaps[i] = abs(d) <= r ? cRadiusTaps[r * r + d + r] : 0.f;
+    int r = i / kTapRow, d = i - r * kTapRow - kMaxGatherRadius, next = min(r + 1, s.rMax);
+    radiusTaps[i] = make_float2(abs(d) <= r ? cRadiusTaps[r * r + d + r] : 0.f, abs(d) <= next ? cRadiusTaps[next * next + d + next] : 0.f);
   }
   // The focus: the nearest valid depth among the focus pixels (read here, so the host never waits).
   float nearest = INFINITY;
@@ -82,15 +83,15 @@ __global__ void gather(ImageView<const uint8_t> image, ImageView<const uint8_t> 
   int cx = threadIdx.x + halo, cy = threadIdx.y + halo;
   // Weights from the zero-padded shared table: no branch on the radius, and threads of different
   // radii read different addresses at once (constant memory would serialize them).
-  const float* taps0 = radiusTaps + r0 * kTapRow + kMaxGatherRadius;
-  const float* taps1 = radiusTaps + r1 * kTapRow + kMaxGatherRadius;
+  const float2* taps = radiusTaps + r0 * kTapRow + kMaxGatherRadius;
   for (int dy = -reach; dy <= reach; ++dy) {
-    float wy0 = taps0[dy], wy1 = taps1[dy];
+    float2 wy = taps[dy];
     const float4* row = tile + (cy + dy) * tileW + cx;
     for (int dx = -reach; dx <= reach; ++dx) {
       float4 q = row[dx];
-      float keep = q.w >= edge ? 1.f : 0.f;  // in front of this pixel's band: never gathered
-      float w0 = keep * wy0 * taps0[dx], w1 = keep * wy1 * taps1[dx];
+      float2 wx = taps[dx];
+      bool keep = q.w >= edge;  // in front of this pixel's band: never gathered (a select, not a branch: no divergence)
+      float w0 = keep ? wy.x * wx.x : 0.f, w1 = keep ? wy.y * wx.y : 0.f;
       num0[0] += w0 * q.x, num1[0] += w1 * q.x;
       if (C == 3) {
         num0[1] += w0 * q.y, num1[1] += w1 * q.y;
@@ -118,7 +119,7 @@ void launchDofGather(ImageView<const uint8_t> image, ImageView<const uint8_t> de
   if (s.focusCount < 0 || s.focusCount > kMaxFocusPixels) throw std::invalid_argument("dof: at most " + std::to_string(kMaxFocusPixels) + " focus pixels");
   if (s.rMax < 0 || s.rMax > kMaxGatherRadius) throw std::invalid_argument("dof: r_max must be in [0, 31], got " + std::to_string(s.rMax));
   if (image.channels != 1 && image.channels != 3) throw std::invalid_argument("dof: 1 or 3 channels");
-  size_t shared = sizeof(float4) * (kBlockX + 2 * s.rMax) * (kBlockY + 2 * s.rMax) + sizeof(float) * (s.rMax + 1) * kTapRow;
+  size_t shared = sizeof(float4) * (kBlockX + 2 * s.rMax) * (kBlockY + 2 * s.rMax) + sizeof(float2) * (s.rMax + 1) * kTapRow;
   dim3 block(kBlockX, kBlockY), grid((image.width + kBlockX - 1) / kBlockX, (image.height + kBlockY - 1) / kBlockY);
   auto kernel = image.channels == 3 ? gather<3> : gather<1>;
   allowSharedMemory(kernel, shared, ("dof: r_max " + std::to_string(s.rMax)).c_str());

@@ -56,7 +56,9 @@ __global__ void rowPass(ImageView<const T> src, ImageView<float> dst, DeviceTaps
   }
 }
 
-// Column pass: each block stages (kBlockY * kColumnPixels + 2 * radius) rows of kBlockX pixels.
+// Column pass: each block stages (kBlockY * kColumnPixels + 2 * radius) rows of kBlockX pixels;
+// each thread produces kColumnPixels consecutive outputs down a column, reading each staged row
+// once for all of them (each output still sums its taps in order).
 template <class T, int C>
 __global__ void columnPass(ImageView<const float> src, ImageView<T> dst, DeviceTaps taps) {
   extern __shared__ float tile[];
@@ -71,17 +73,27 @@ __global__ void columnPass(ImageView<const float> src, ImageView<T> dst, DeviceT
     }
   __syncthreads();
   if (x >= src.width) return;
-  for (int p = 0; p < kColumnPixels; ++p) {
-    int ly = threadIdx.y + p * kBlockY, y = y0 + ly;
-    if (y >= src.height) break;
-    float sum[C] = {};
-    for (int k = 0; k < taps.count; ++k) {
+  int ly0 = threadIdx.y * kColumnPixels;
+  float sum[kColumnPixels][C] = {};
+  for (int i = 0; i < taps.count + kColumnPixels - 1; ++i) {  // staged row ly0 + i is tap i - p of output p
+    float v[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) v[c] = tile[((ly0 + i) * kBlockX + threadIdx.x) * C + c];
+#pragma unroll
+    for (int p = 0; p < kColumnPixels; ++p) {
+      int k = i - p;
+      if (k < 0 || k >= taps.count) continue;
       float w = tap(taps, k);
 #pragma unroll
-      for (int c = 0; c < C; ++c) sum[c] += w * tile[((ly + k) * kBlockX + threadIdx.x) * C + c];
+      for (int c = 0; c < C; ++c) sum[p][c] += w * v[c];
     }
+  }
 #pragma unroll
-    for (int c = 0; c < C; ++c) dst.at(x, y, c) = fromFloat<T>(sum[c]);
+  for (int p = 0; p < kColumnPixels; ++p) {
+    int y = y0 + ly0 + p;
+    if (y >= src.height) break;
+#pragma unroll
+    for (int c = 0; c < C; ++c) dst.at(x, y, c) = fromFloat<T>(sum[p][c]);
   }
 }
 
