@@ -116,12 +116,17 @@ struct Graph::Impl {
   GraphOptions options;
   std::vector<NodeRuntime> nodes;
   std::vector<size_t> sources, stageOrder, sinks;
+  // stageOrder split in two, each part in that order: the stages that only enqueue, run by the
+  // scheduling thread, and those that wait for the device (CPU backends, waitsForDevice) with
+  // everything downstream of them, run by a second thread on the frames the first hands it.
+  std::vector<size_t> enqueueOrder, waitingOrder;
   std::vector<SourcePool> pools;  // per node index (only sources use theirs)
   std::vector<std::unique_ptr<FrameQueue<size_t>>> queues;  // per node index (sources)
   std::vector<Slot> slots;
   std::unique_ptr<Stream> sinkStream;
   std::unique_ptr<Metrics> metrics;
   std::atomic<bool> stopping{false};
+  std::atomic<bool> waitingFailed{false};  // the second scheduling thread failed: admit no more frames
   int metricsPort = -1;
   std::string metricsAddress;
   double summaryInterval = 1;
@@ -161,8 +166,11 @@ struct Graph::Impl {
   void allocate();
   void sourceLoop(size_t node);
   bool pairFrames(Slot& slot);
+  void splitStages();
   void schedule();
+  void runWaitingStages(FrameQueue<size_t>& enqueued, FrameQueue<size_t>& finished);
   void runStage(Slot& slot, size_t node);
+  void releaseAfterFailure(size_t slot);
   void complete(FrameQueue<size_t>& finished);
 };
 
@@ -414,6 +422,7 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& given, const Registry& r
   }
   if (!d.empty()) return nullptr;
 
+  g->splitStages();
   g->allocate();
   return std::unique_ptr<Graph>(new Graph(std::move(g)));
 }
@@ -628,6 +637,16 @@ void Graph::Impl::sourceLoop(size_t node) {
   queue.close();
 }
 
+void Graph::Impl::splitStages() {
+  std::vector<bool> waits(nodes.size(), false);
+  for (size_t i : stageOrder) {
+    const NodeRuntime& n = nodes[i];
+    waits[i] = n.backend == Backend::cpu || n.stage->waitsForDevice();
+    for (const auto& b : n.inputs) waits[i] = waits[i] || waits[b.producer];
+    (waits[i] ? waitingOrder : enqueueOrder).push_back(i);
+  }
+}
+
 void Graph::Impl::runStage(Slot& slot, size_t i) {
   NodeRuntime& n = nodes[i];
   StreamHandle stream = n.stream->handle();
@@ -673,10 +692,11 @@ bool Graph::Impl::pairFrames(Slot& slot) {
 }
 
 void Graph::Impl::schedule() {
-  FrameQueue<size_t> finished(slots.size());
+  FrameQueue<size_t> finished(slots.size()), enqueued(slots.size());
   std::thread completion([&] { complete(finished); });
+  std::thread waiting([&] { runWaitingStages(enqueued, finished); });
   uint64_t admitted = 0;
-  while (options.maxFrames == 0 || admitted < options.maxFrames) {
+  while ((options.maxFrames == 0 || admitted < options.maxFrames) && !waitingFailed) {
     size_t k;
     {
       std::unique_lock lock(slotMutex);
@@ -708,7 +728,38 @@ void Graph::Impl::schedule() {
     slot.index = admitted;
     size_t current = kNone;
     try {
-      for (size_t i : stageOrder) {
+      for (size_t i : enqueueOrder) {
+        current = i;
+        runStage(slot, i);
+      }
+    } catch (const std::exception& e) {
+      fail("stage '" + nodes[current].spec->name + "' failed on frame " + std::to_string(admitted) + ": " + e.what());
+      releaseAfterFailure(k);
+      break;
+    }
+    enqueued.push(k);
+    ++admitted;
+  }
+  requestStop();
+  enqueued.close();
+  waiting.join();
+  finished.close();
+  completion.join();
+}
+
+// The second scheduling thread: the stages that wait for the device, then the copies the sinks
+// read, frame by frame in order. After a failure the frames still coming are only released.
+void Graph::Impl::runWaitingStages(FrameQueue<size_t>& enqueued, FrameQueue<size_t>& finished) {
+  bool broken = false;
+  while (auto k = enqueued.pop()) {
+    Slot& slot = slots[*k];
+    if (broken) {
+      releaseAfterFailure(*k);
+      continue;
+    }
+    size_t current = kNone;
+    try {
+      for (size_t i : waitingOrder) {
         current = i;
         runStage(slot, i);
       }
@@ -723,25 +774,29 @@ void Graph::Impl::schedule() {
       slot.sinkReady.record(sinkStreamHandle);
     } catch (const std::exception& e) {
       std::string who = current == kNone ? "copying results for the sinks" : "stage '" + nodes[current].spec->name + "'";
-      fail(who + " failed on frame " + std::to_string(admitted) + ": " + e.what());
-      for (auto& n : nodes) {  // let work already enqueued finish before its buffers are released
-        try {
-          n.stream->synchronize();
-        } catch (const std::exception&) {  // the device failed: already reported above
-        }
-      }
-      for (size_t s : sources)
-        if (slot.sourceSets[s] != kNone) pools[s].release(std::exchange(slot.sourceSets[s], kNone));
-      std::lock_guard lock(slotMutex);
-      freeSlots.push_back(k);
-      break;
+      fail(who + " failed on frame " + std::to_string(slot.index) + ": " + e.what());
+      releaseAfterFailure(*k);
+      broken = true, waitingFailed = true;
+      continue;
     }
-    finished.push(k);
-    ++admitted;
+    finished.push(*k);
   }
-  requestStop();
-  finished.close();
-  completion.join();
+}
+
+// A frame that will not reach the sinks: the work already enqueued finishes before its buffers go.
+void Graph::Impl::releaseAfterFailure(size_t k) {
+  for (auto& n : nodes) {
+    try {
+      n.stream->synchronize();
+    } catch (const std::exception&) {  // the device failed: already reported
+    }
+  }
+  Slot& slot = slots[k];
+  for (size_t s : sources)
+    if (slot.sourceSets[s] != kNone) pools[s].release(std::exchange(slot.sourceSets[s], kNone));
+  std::lock_guard lock(slotMutex);
+  freeSlots.push_back(k);
+  slotFreed.notify_one();
 }
 
 // Every frame that made it through the stages reaches the sinks, even after a later frame or a

@@ -95,6 +95,10 @@ class Stage {
   virtual void setup(PortSetup& ports) = 0;
   // CUDA backends enqueue on ctx.stream() and never block the host; CPU backends do the work here.
   virtual void process(ProcessContext& ctx) = 0;
+  // True where process() waits for its own device work because its outputs are host data (face
+  // boxes): the graph runs it, and what depends on it, on a second thread, so that the next frame's
+  // other stages are enqueued meanwhile.
+  virtual bool waitsForDevice() const { return false; }
 };
 
 // What a source fills: its declared output images (host or pinned) and the frame's metadata.

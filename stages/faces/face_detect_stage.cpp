@@ -1,6 +1,7 @@
 // Stage `face_detect`: faces on S0 (grey, or RGB made grey) as detections on port `faces`, each with its
 // depth when a depth plane is connected. The CUDA backend waits for its window count each frame
-// (boxes are host data), so the stage's stream is synchronised there.
+// (boxes are host data), so the stage's stream is synchronised there: it says so (waitsForDevice),
+// and the graph keeps enqueuing the next frame's other stages meanwhile.
 #include "config/params.hpp"
 #include "pipeline/registry.hpp"
 #include "stages/faces/faces.hpp"

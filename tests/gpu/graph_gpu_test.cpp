@@ -1,5 +1,11 @@
 // The graph on a GPU: demosaic (CUDA) -> compose, pipelined on streams and events, gives the same
-// frames as one at a time and as the CPU backend, and allocates nothing after it is built.
+// frames as one at a time and as the CPU backend, and allocates nothing after it is built; the
+// whole demo graph, whose face detection waits for the device on a second scheduling thread, gives
+// the same views and faces pipelined as one at a time.
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
 #include "pipeline/graph.hpp"
 #include "pipeline/image_io.hpp"
 #include "stages/demosaic/synth.hpp"
@@ -68,6 +74,61 @@ TEST_F(GpuGraph, PipelinedCudaMatchesSerialCudaAndTheCpuBackend) {
   }
   EXPECT_FALSE(test::samePixels(a.frames[0], a.frames[1]));
   EXPECT_GT(pipelined->metrics().prometheus().find("polarpipe_stage_gpu_ms_sum{stage=\"polar\"}"), 0u);
+}
+
+// Each frame's faces (box and depth) from a detections file; the arrival times differ run to run.
+std::vector<nlohmann::json> facesByFrame(const std::filesystem::path& jsonl) {
+  std::vector<nlohmann::json> frames;
+  std::ifstream in(jsonl);
+  for (std::string line; std::getline(in, line);) frames.push_back(nlohmann::json::parse(line).at("faces"));
+  return frames;
+}
+
+TEST_F(GpuGraph, WholeDemoGraphPipelinedMatchesOneFrameAtATime) {
+  std::string data = (test::sourceDir() / "tests/data").string() + "/", config = (test::sourceDir() / "config").string() + "/";
+  auto build = [&](const std::string& key, int inFlight) {
+    std::string yaml = "pipeline: {frames_in_flight: " + std::to_string(inFlight) + ", backend: cuda}\n"
+                       "sources:\n  - name: cams\n    type: stereo_synth\n"
+                       "    params: {left: " + data + "stereo/aloeL.jpg, right: " + data + "stereo/aloeR.jpg, downscale: 2, overlay: " + data + "pictures/messi5.jpg,\n"
+                       "             overlay_crop: [185, 45, 110, 125], overlay_at: [150, 40], overlay_disparity: 115, overlay_step: [4, 2], mosaic: polar_mono, frames: 6}\n"
+                       "stages:\n"
+                       "  - {name: left, type: demosaic, inputs: {raw: cams.left}, params: {mosaic: polar_mono, outputs: [s0, aolp_visual]}}\n"
+                       "  - {name: right, type: demosaic, inputs: {raw: cams.right}, params: {mosaic: polar_mono, outputs: [s0]}}\n"
+                       "  - {name: rectified, type: rectify, inputs: {left: left.s0, right: right.s0}, params: {calibration: " + config + "demo-calibration.yml}}\n"
+                       "  - {name: sgm, type: stereo_sgm, inputs: {left: rectified.left, right: rectified.right}, params: {disparities: 128, calibration: " + config + "demo-calibration.yml}}\n"
+                       "  - {name: faces, type: face_detect, inputs: {image: rectified.left, depth: sgm.depth}, params: {cascade: " + data + "cascades/haarcascade_frontalface_default.xml}}\n"
+                       "  - {name: portrait, type: dof, inputs: {image: rectified.left, depth: sgm.depth, faces: faces.faces}, params: {focus: faces, k: 3, r_max: 9}}\n"
+                       "  - {name: view, type: compose, inputs: {a: portrait.image, b: sgm.disparity, boxes: faces.faces}, params: {layout: side_by_side, colormaps: [none, turbo], max: [0, 2048]}}\n"
+                       "sinks:\n  - {name: out, type: collect, inputs: {in: view.image}, params: {key: " + key + "}}\n"
+                       "  - {name: boxes, type: detections, inputs: {faces: faces.faces}, params: {path: " + std::string(dir_ / (key + ".jsonl")) + "}}\n";
+    Diagnostics d("demo.yaml");
+    PipelineSpec spec = parsePipeline(yaml, "demo.yaml", {}, d);
+    static Registry registry = [] {
+      Registry r;
+      registerAllNodes(r);
+      r.add<CollectSink>(Role::sink, "collect", "test sink");
+      return r;
+    }();
+    auto graph = d.empty() ? Graph::build(spec, registry, d, {"", 0, false}) : nullptr;
+    EXPECT_TRUE(graph) << d.text();
+    return graph;
+  };
+  auto pipelined = build("demo3", 3), serial = build("demo1", 1);
+  ASSERT_TRUE(pipelined && serial);
+  pipelined->run();
+  serial->run();
+  auto &a = collected("demo3"), &b = collected("demo1");
+  ASSERT_EQ(a.frames.size(), 6u);
+  ASSERT_EQ(b.frames.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) EXPECT_TRUE(test::samePixels(a.frames[i], b.frames[i])) << "view of frame " << i;
+  auto facesA = facesByFrame(dir_ / "demo3.jsonl"), facesB = facesByFrame(dir_ / "demo1.jsonl");
+  ASSERT_EQ(facesA.size(), 6u);
+  EXPECT_EQ(facesA, facesB);
+  for (const auto& faces : facesA) {  // the overlaid face among them, at 1870 / (6.25 * 115) = 2.60 m
+    bool found = false;
+    for (const auto& face : faces) found = found || (face.contains("depth") && std::abs(face["depth"].get<double>() - 2.60) < 0.15);
+    EXPECT_TRUE(found) << faces.dump();
+  }
 }
 
 }  // namespace
