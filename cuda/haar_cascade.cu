@@ -1,6 +1,7 @@
 // The cascade on the pyramid's windows: stage 0 everywhere, OpenCV's skip rule and compaction, then
 // groups of stages on the survivors. The float and double operations are OpenCV's, with rounding
 // explicit so that nothing is fused.
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -134,9 +135,19 @@ void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int cols, int 
   PP_CUDA_CHECK_LAUNCH();
 }
 
+constexpr int kLaterStagesThreads = 128;
+
+int laterStagesResidentBlocks() {
+  int device = 0, sms = 0, perSm = 0;
+  PP_CUDA_CHECK(cudaGetDevice(&device));
+  PP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  PP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, laterStages, kLaterStagesThreads, 0));
+  return sms * std::max(perSm, 1);
+}
+
 void launchStages(const CascadeArgs& c, const PyramidArgs& a, int first, int last, const Candidate* in, const int* inCount, Candidate* out, int* outCount,
                   int capacity, int blocks, cudaStream_t stream) {
-  laterStages<<<blocks, 128, 0, stream>>>(c, a, first, last, in, inCount, out, outCount, capacity);
+  laterStages<<<blocks, kLaterStagesThreads, 0, stream>>>(c, a, first, last, in, inCount, out, outCount, capacity);
   PP_CUDA_CHECK_LAUNCH();
 }
 

@@ -66,30 +66,34 @@ __global__ void integralRows(PyramidArgs a) {
   }
 }
 
+// Column running sums, a block per 32 columns of a level: each column's rows split into kChunks
+// runs summed in parallel, then each run rewritten with the sum of the runs above it (integer sums,
+// so the order does not change them; the squares wrap as the CPU's do).
+constexpr int kChunks = 16;
+
 __global__ void integralColumns(PyramidArgs a) {
+  __shared__ int32_t chunkSums[kChunks][32];
+  __shared__ uint32_t chunkSquares[kChunks][32];
   const LevelGeometry g = a.geometry[blockIdx.y];
-  int c = blockIdx.x * blockDim.x + threadIdx.x, pitch = g.width + 1;
-  if (c > g.width) return;
+  int c = blockIdx.x * 32 + threadIdx.x, pitch = g.width + 1, rows = (g.height + kChunks - 1) / kChunks;
+  if (blockIdx.x * 32 > g.width) return;  // the whole block: past this level's columns
+  int first = 1 + threadIdx.y * rows, last = min(first + rows, g.height + 1);  // rows [first, last) of the integral
+  bool column = c <= g.width;
   int32_t* sums = a.sums + g.integralOffset + c;
   uint32_t* squares = a.squares + g.integralOffset + c;
   int32_t s = 0;
   uint32_t q = 0;
-  constexpr int kRows = 8;  // loads of a batch of rows go out together, ahead of the running sum
-  for (int r0 = 1; r0 <= g.height; r0 += kRows) {
-    int32_t rowSums[kRows];
-    uint32_t rowSquares[kRows];
-#pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-      size_t i = static_cast<size_t>(r0 + k) * pitch;
-      if (r0 + k <= g.height) rowSums[k] = sums[i], rowSquares[k] = squares[i];
-    }
-#pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-      if (r0 + k > g.height) break;
-      size_t i = static_cast<size_t>(r0 + k) * pitch;
-      s += rowSums[k], q += rowSquares[k];
-      sums[i] = s, squares[i] = q;
-    }
+#pragma unroll 8
+  for (int r = first; column && r < last; ++r) s += sums[static_cast<size_t>(r) * pitch], q += squares[static_cast<size_t>(r) * pitch];
+  chunkSums[threadIdx.y][threadIdx.x] = s, chunkSquares[threadIdx.y][threadIdx.x] = q;
+  __syncthreads();
+  s = 0, q = 0;
+  for (int k = 0; k < threadIdx.y; ++k) s += chunkSums[k][threadIdx.x], q += chunkSquares[k][threadIdx.x];
+#pragma unroll 8
+  for (int r = first; column && r < last; ++r) {
+    size_t i = static_cast<size_t>(r) * pitch;
+    s += sums[i], q += squares[i];
+    sums[i] = s, squares[i] = q;
   }
 }
 
@@ -101,7 +105,7 @@ void launchPyramid(const PyramidArgs& a, cudaStream_t stream) {
   PP_CUDA_CHECK_LAUNCH();
   integralRows<<<dim3((a.largestHeight + 1 + kWarps - 1) / kWarps, a.levels), kWarps * 32, 0, stream>>>(a);
   PP_CUDA_CHECK_LAUNCH();
-  integralColumns<<<dim3((a.largestWidth + 1 + 127) / 128, a.levels), 128, 0, stream>>>(a);
+  integralColumns<<<dim3((a.largestWidth + 1 + 31) / 32, a.levels), dim3(32, kChunks), 0, stream>>>(a);
   PP_CUDA_CHECK_LAUNCH();
 }
 

@@ -57,7 +57,7 @@ struct FaceDetectorCuda::State {
   DeviceBuffer<Candidate> lists[2];
   DeviceBuffer<int> counts;  // one per list use
   int capacity = 0, largestWidth = 0, largestHeight = 0, mostCols = 0, mostRows = 0;
-  int stageBlocks = 0;  // the later stages' grid: 4 blocks an SM
+  int stageBlocks = 0;  // the later stages' grid
   Image grey;  // colour input made grey
 };
 
@@ -116,10 +116,7 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
   s.lists[0] = DeviceBuffer<Candidate>(static_cast<size_t>(s.capacity));
   s.lists[1] = DeviceBuffer<Candidate>(static_cast<size_t>(s.capacity));
   s.counts = DeviceBuffer<int>(8);
-  int device = 0;
-  PP_CUDA_CHECK(cudaGetDevice(&device));
-  PP_CUDA_CHECK(cudaDeviceGetAttribute(&s.stageBlocks, cudaDevAttrMultiProcessorCount, device));
-  s.stageBlocks *= 4;
+  s.stageBlocks = laterStagesResidentBlocks();
 }
 
 FaceDetectorCuda::~FaceDetectorCuda() = default;
