@@ -71,13 +71,11 @@ void launchPyramid(const PyramidArgs& a, cudaStream_t stream);
 void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int cols, int rows, int8_t* codes, float* norms, Candidate* out, int* outCount, int capacity,
                       cudaStream_t stream);
 
-// The later stages' grid: as many blocks as the device keeps resident at once (they loop over the
-// candidates, a warp each).
-int laterStagesResidentBlocks();
-
-// Stages [first, last) on the candidates in `in` (a warp per candidate, `blocks` of 4 warps walking
-// the list: laterStagesResidentBlocks()); survivors into `out`.
+// Stages [first, last) on the candidates in `in`, survivors into `out`: a thread per candidate
+// (`byThread`: short stages, many candidates) or a warp (long stages, few candidates), `blocks` of
+// 128 threads walking the list: stagesResidentBlocks(byThread), as many as stay resident.
+int stagesResidentBlocks(bool byThread);
 void launchStages(const CascadeArgs& c, const PyramidArgs& a, int first, int last, const Candidate* in, const int* inCount, Candidate* out, int* outCount,
-                  int capacity, int blocks, cudaStream_t stream);
+                  int capacity, bool byThread, int blocks, cudaStream_t stream);
 
 }  // namespace pp::faces

@@ -98,11 +98,33 @@ __global__ void skipAndCompact(PyramidArgs a, const int8_t* codes, const float* 
   }
 }
 
+// A thread per candidate, each stage's stumps summed in OpenCV's order: for the early stages, short
+// and run on most windows.
+__global__ void stagesByThread(CascadeArgs c, PyramidArgs a, int first, int last, const Candidate* in, const int* inCount, Candidate* out, int* outCount, int capacity) {
+  int count = min(*inCount, capacity);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+    Candidate w = in[i];
+    const LevelGeometry& g = a.geometry[w.level];
+    const int32_t* sums = a.sums + g.integralOffset;
+    bool passed = true;
+    for (int s = first; s < last && passed; ++s) {
+      GpuStage stage = c.stages[s];
+      double total = 0;
+      for (int k = 0; k < stage.count; ++k) total = __dadd_rn(total, stumpVote(c.stumps[stage.first + k], sums, g.width + 1, w.x, w.y, w.norm));
+      passed = !(total < static_cast<double>(stage.threshold));
+    }
+    if (passed) {
+      int slot = atomicAdd(outCount, 1);
+      if (slot < capacity) out[slot] = w;
+    }
+  }
+}
+
 // A warp per candidate: the lanes share each stage's stumps and add their partial sums, so a stage
 // of 200 stumps takes 7 rounds instead of 200 (late stages see few windows, which alone would not
 // fill the device). The double sum is added in another order than OpenCV's; a flip needs a stage
 // sum within rounding of its threshold.
-__global__ void laterStages(CascadeArgs c, PyramidArgs a, int first, int last, const Candidate* in, const int* inCount, Candidate* out, int* outCount, int capacity) {
+__global__ void stagesByWarp(CascadeArgs c, PyramidArgs a, int first, int last, const Candidate* in, const int* inCount, Candidate* out, int* outCount, int capacity) {
   int count = min(*inCount, capacity), lane = threadIdx.x % 32, warps = gridDim.x * blockDim.x / 32;
   for (int i = (blockIdx.x * blockDim.x + threadIdx.x) / 32; i < count; i += warps) {
     Candidate w = in[i];
@@ -135,19 +157,19 @@ void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int cols, int 
   PP_CUDA_CHECK_LAUNCH();
 }
 
-constexpr int kLaterStagesThreads = 128;
+constexpr int kStagesThreads = 128;
 
-int laterStagesResidentBlocks() {
+int stagesResidentBlocks(bool byThread) {
   int device = 0, sms = 0, perSm = 0;
   PP_CUDA_CHECK(cudaGetDevice(&device));
   PP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  PP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, laterStages, kLaterStagesThreads, 0));
+  PP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, byThread ? stagesByThread : stagesByWarp, kStagesThreads, 0));
   return sms * std::max(perSm, 1);
 }
 
 void launchStages(const CascadeArgs& c, const PyramidArgs& a, int first, int last, const Candidate* in, const int* inCount, Candidate* out, int* outCount,
-                  int capacity, int blocks, cudaStream_t stream) {
-  laterStages<<<blocks, kLaterStagesThreads, 0, stream>>>(c, a, first, last, in, inCount, out, outCount, capacity);
+                  int capacity, bool byThread, int blocks, cudaStream_t stream) {
+  (byThread ? stagesByThread : stagesByWarp)<<<blocks, kStagesThreads, 0, stream>>>(c, a, first, last, in, inCount, out, outCount, capacity);
   PP_CUDA_CHECK_LAUNCH();
 }
 

@@ -36,8 +36,10 @@ float boxDepth(const Image& depth, const Box& box, StreamHandle stream) {
 #if POLARPIPE_HAS_CUDA
 
 namespace {
-// Stage groups after the first: each runs on the survivors of the one before.
+// Stage groups after the first: each runs on the survivors of the one before. The first
+// kGroupsByThread (short stages on most windows) take a thread a window, the rest a warp.
 constexpr int kStageGroupEnds[] = {3, 6, 10, 16, 1 << 30};
+constexpr int kGroupsByThread = 2;
 }  // namespace
 
 struct FaceDetectorCuda::State {
@@ -57,7 +59,7 @@ struct FaceDetectorCuda::State {
   DeviceBuffer<Candidate> lists[2];
   DeviceBuffer<int> counts;  // one per list use
   int capacity = 0, largestWidth = 0, largestHeight = 0, mostCols = 0, mostRows = 0;
-  int stageBlocks = 0;  // the later stages' grid
+  int blocksByThread = 0, blocksByWarp = 0;  // the stage groups' grids
   Image grey;  // colour input made grey
 };
 
@@ -116,7 +118,8 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
   s.lists[0] = DeviceBuffer<Candidate>(static_cast<size_t>(s.capacity));
   s.lists[1] = DeviceBuffer<Candidate>(static_cast<size_t>(s.capacity));
   s.counts = DeviceBuffer<int>(8);
-  s.stageBlocks = laterStagesResidentBlocks();
+  s.blocksByThread = stagesResidentBlocks(true);
+  s.blocksByWarp = stagesResidentBlocks(false);
 }
 
 FaceDetectorCuda::~FaceDetectorCuda() = default;
@@ -143,7 +146,9 @@ std::vector<Window> FaceDetectorCuda::detectRaw(const Image& image, StreamHandle
   for (int end : kStageGroupEnds) {
     if (from >= stagesTotal) break;
     int to = std::min(end, stagesTotal);
-    launchStages(c, a, from, to, s.lists[list].get(), s.counts.get() + count, s.lists[1 - list].get(), s.counts.get() + count + 1, s.capacity, s.stageBlocks, stream);
+    bool byThread = count < kGroupsByThread;
+    launchStages(c, a, from, to, s.lists[list].get(), s.counts.get() + count, s.lists[1 - list].get(), s.counts.get() + count + 1, s.capacity, byThread,
+                 byThread ? s.blocksByThread : s.blocksByWarp, stream);
     from = to, list = 1 - list, ++count;
   }
   int found = 0;
