@@ -16,6 +16,11 @@ constexpr int kMaxLevels = 64;
 
 // A pyramid level in device buffers: its resized image (packed rows of `width`) and its integral
 // images ((width + 1) x (height + 1), packed), and the bilinear tables of its resize.
+// Launches over every level take a block per tile of kTileX x kTileY pixels or window positions,
+// the levels' tiles one after another (only those that exist, where a grid of the largest level per
+// level was mostly empty blocks).
+constexpr int kTileX = 32, kTileY = 8;
+
 struct LevelGeometry {
   float scale;
   int width, height, step;
@@ -24,6 +29,7 @@ struct LevelGeometry {
   int tableX, tableY;          // offsets of the x and y tables (index, weight) into the table buffer
   int beforeX, afterX, beforeY, afterY;  // outside these, the first or last sample repeats
   int mode;                    // 0 copy, 1 bilinear, 2 area (exact halving)
+  int pixelTile, windowTile;   // the level's first kTileX x kTileY tile of pixels / window positions in a launch over all levels
 };
 
 struct PyramidArgs {
@@ -37,7 +43,24 @@ struct PyramidArgs {
   int32_t* sums;
   uint32_t* squares;              // wraps like OpenCV's 32-bit squared integral
   int largestWidth, largestHeight;
+  int pixelTiles, windowTiles;    // tiles of all levels together
 };
+
+#if defined(__CUDACC__)
+// The level holding tile `tile` of a launch over all levels, and the tile's block position there.
+__device__ __forceinline__ const LevelGeometry& levelOfTile(const PyramidArgs& a, int tile, bool windows, int& bx, int& by) {
+  int lo = 0, hi = a.levels - 1;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if ((windows ? a.geometry[mid].windowTile : a.geometry[mid].pixelTile) <= tile) lo = mid;
+    else hi = mid - 1;
+  }
+  const LevelGeometry& g = a.geometry[lo];
+  int t = tile - (windows ? g.windowTile : g.pixelTile), across = ((windows ? g.cols : g.width) + kTileX - 1) / kTileX;
+  bx = t % across, by = t / across;
+  return g;
+}
+#endif
 
 struct GpuStump {
   float threshold, left, right;

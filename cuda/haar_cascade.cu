@@ -12,7 +12,7 @@ namespace pp::faces {
 
 namespace {
 
-constexpr int kBlockX = 32, kBlockY = 8, kWarps = 4, kMaxColumns = 4096;
+constexpr int kWarps = 4, kMaxColumns = 4096;
 
 __device__ __forceinline__ int32_t rectSum(const int32_t* sums, int pitch, int x, int y, int w, int h) {
   const int32_t* top = sums + static_cast<size_t>(y) * pitch + x;
@@ -40,8 +40,9 @@ __device__ bool firstStagePasses(const CascadeArgs& c, const int32_t* sums, int 
 
 // Code per window position: -1 flat (variance rule), 0 rejected by stage 0, 1 passed.
 __global__ void firstStage(CascadeArgs c, PyramidArgs a, int8_t* codes, float* norms) {
-  const LevelGeometry g = a.geometry[blockIdx.z];
-  int col = blockIdx.x * kBlockX + threadIdx.x, row = blockIdx.y * kBlockY + threadIdx.y;
+  int bx, by;
+  const LevelGeometry g = levelOfTile(a, blockIdx.x, true, bx, by);
+  int col = bx * kTileX + threadIdx.x, row = by * kTileY + threadIdx.y;
   if (col >= g.cols || row >= g.rows) return;
   int x = col * g.step, y = row * g.step, pitch = g.width + 1;
   const int32_t* sums = a.sums + g.integralOffset;
@@ -150,8 +151,8 @@ __global__ void stagesByWarp(CascadeArgs c, PyramidArgs a, int first, int last, 
 void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int cols, int rows, int8_t* codes, float* norms, Candidate* out, int* outCount, int capacity,
                       cudaStream_t stream) {
   if (cols > kMaxColumns) throw std::invalid_argument("face_detect: at most " + std::to_string(kMaxColumns) + " window positions a row");
-  dim3 block(kBlockX, kBlockY), grid((cols + kBlockX - 1) / kBlockX, (rows + kBlockY - 1) / kBlockY, a.levels);
-  firstStage<<<grid, block, 0, stream>>>(c, a, codes, norms);
+  if (a.windowTiles == 0) return;  // no level fits a window
+  firstStage<<<a.windowTiles, dim3(kTileX, kTileY), 0, stream>>>(c, a, codes, norms);
   PP_CUDA_CHECK_LAUNCH();
   skipAndCompact<<<dim3((rows + kWarps - 1) / kWarps, a.levels), kWarps * 32, 0, stream>>>(a, codes, norms, out, outCount, capacity);
   PP_CUDA_CHECK_LAUNCH();

@@ -9,7 +9,7 @@ namespace pp::faces {
 
 namespace {
 
-constexpr int kBlockX = 32, kBlockY = 8, kWarps = 4;
+constexpr int kWarps = 4;
 
 __device__ __forceinline__ uint32_t horizontal(const PyramidArgs& a, const LevelGeometry& g, int x, int sy) {
   const uint8_t* row = a.source + static_cast<size_t>(sy) * a.sourcePitch;
@@ -20,8 +20,9 @@ __device__ __forceinline__ uint32_t horizontal(const PyramidArgs& a, const Level
 }
 
 __global__ void resizeLevels(PyramidArgs a) {
-  const LevelGeometry g = a.geometry[blockIdx.z];
-  int x = blockIdx.x * kBlockX + threadIdx.x, y = blockIdx.y * kBlockY + threadIdx.y;
+  int bx, by;
+  const LevelGeometry g = levelOfTile(a, blockIdx.x, false, bx, by);
+  int x = bx * kTileX + threadIdx.x, y = by * kTileY + threadIdx.y;
   if (x >= g.width || y >= g.height) return;
   uint8_t value;
   if (g.mode == 0) {
@@ -100,8 +101,8 @@ __global__ void integralColumns(PyramidArgs a) {
 }  // namespace
 
 void launchPyramid(const PyramidArgs& a, cudaStream_t stream) {
-  dim3 block(kBlockX, kBlockY), grid((a.largestWidth + kBlockX - 1) / kBlockX, (a.largestHeight + kBlockY - 1) / kBlockY, a.levels);
-  resizeLevels<<<grid, block, 0, stream>>>(a);
+  if (a.pixelTiles == 0) return;  // no levels
+  resizeLevels<<<a.pixelTiles, dim3(kTileX, kTileY), 0, stream>>>(a);
   PP_CUDA_CHECK_LAUNCH();
   integralRows<<<dim3((a.largestHeight + 1 + kWarps - 1) / kWarps, a.levels), kWarps * 32, 0, stream>>>(a);
   PP_CUDA_CHECK_LAUNCH();

@@ -58,7 +58,7 @@ struct FaceDetectorCuda::State {
   DeviceBuffer<float> norms;
   DeviceBuffer<Candidate> lists[2];
   DeviceBuffer<int> counts;  // one per list use
-  int capacity = 0, largestWidth = 0, largestHeight = 0, mostCols = 0, mostRows = 0;
+  int capacity = 0, largestWidth = 0, largestHeight = 0, mostCols = 0, mostRows = 0, pixelTiles = 0, windowTiles = 0;
   int blocksByThread = 0, blocksByWarp = 0;  // the stage groups' grids
   Image grey;  // colour input made grey
 };
@@ -89,6 +89,9 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
     g.beforeX = ax.before, g.afterX = ax.after, g.beforeY = ay.before, g.afterY = ay.after;
     s.largestWidth = std::max(s.largestWidth, l.width), s.largestHeight = std::max(s.largestHeight, l.height);
     s.mostCols = std::max(s.mostCols, g.cols), s.mostRows = std::max(s.mostRows, g.rows);
+    g.pixelTile = s.pixelTiles, g.windowTile = s.windowTiles;
+    s.pixelTiles += (l.width + kTileX - 1) / kTileX * ((l.height + kTileY - 1) / kTileY);
+    s.windowTiles += (g.cols + kTileX - 1) / kTileX * ((g.rows + kTileY - 1) / kTileY);
     s.geometry.push_back(g);
   }
   s.capacity = static_cast<int>(std::max<size_t>(windows, 1));
@@ -137,7 +140,7 @@ std::vector<Window> FaceDetectorCuda::detectRaw(const Image& image, StreamHandle
   }
   const Image& grey = *source;
   PyramidArgs a{static_cast<const uint8_t*>(grey.data()), s.width, s.height, grey.pitch(), static_cast<int>(s.levels.size()), s.deviceGeometry.get(), s.tables.get(),
-                s.pixels.get(), s.sums.get(), s.squares.get(), s.largestWidth, s.largestHeight};
+                s.pixels.get(), s.sums.get(), s.squares.get(), s.largestWidth, s.largestHeight, s.pixelTiles, s.windowTiles};
   CascadeArgs c{s.stumps.get(), s.stages.get(), s.cascade.width, s.cascade.height};
   PP_CUDA_CHECK(cudaMemsetAsync(s.counts.get(), 0, s.counts.bytes(), stream));
   launchPyramid(a, stream);
