@@ -99,11 +99,17 @@ __global__ void skipAndCompact(PyramidArgs a, const int8_t* codes, const float* 
   }
 }
 
-// A thread per candidate, each stage's stumps summed in OpenCV's order: for the early stages, short
-// and run on most windows.
-__global__ void stagesByThread(CascadeArgs c, PyramidArgs a, int first, int last, const Candidate* in, const int* inCount, Candidate* out, int* outCount, int capacity) {
-  int count = min(*inCount, capacity);
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+// Stages [first, last) on each candidate. kByWarp false: a thread per candidate, each stage's
+// stumps summed in OpenCV's order (early stages: short, and most windows reach them). kByWarp: a
+// warp per candidate, the lanes sharing each stage's stumps and adding their partial sums, so a
+// stage of 200 stumps takes 7 rounds instead of 200 (late stages see few windows, which alone would
+// not fill the device); the double sum is then added in another order than OpenCV's, and a flip
+// needs a stage sum within rounding of its threshold.
+template <bool kByWarp>
+__global__ void stages(CascadeArgs c, PyramidArgs a, int first, int last, const Candidate* in, const int* inCount, Candidate* out, int* outCount, int capacity) {
+  constexpr int kThreadsPerCandidate = kByWarp ? 32 : 1;
+  int count = min(*inCount, capacity), lane = threadIdx.x % kThreadsPerCandidate, candidates = gridDim.x * blockDim.x / kThreadsPerCandidate;
+  for (int i = (blockIdx.x * blockDim.x + threadIdx.x) / kThreadsPerCandidate; i < count; i += candidates) {
     Candidate w = in[i];
     const LevelGeometry& g = a.geometry[w.level];
     const int32_t* sums = a.sums + g.integralOffset;
@@ -111,32 +117,9 @@ __global__ void stagesByThread(CascadeArgs c, PyramidArgs a, int first, int last
     for (int s = first; s < last && passed; ++s) {
       GpuStage stage = c.stages[s];
       double total = 0;
-      for (int k = 0; k < stage.count; ++k) total = __dadd_rn(total, stumpVote(c.stumps[stage.first + k], sums, g.width + 1, w.x, w.y, w.norm));
-      passed = !(total < static_cast<double>(stage.threshold));
-    }
-    if (passed) {
-      int slot = atomicAdd(outCount, 1);
-      if (slot < capacity) out[slot] = w;
-    }
-  }
-}
-
-// A warp per candidate: the lanes share each stage's stumps and add their partial sums, so a stage
-// of 200 stumps takes 7 rounds instead of 200 (late stages see few windows, which alone would not
-// fill the device). The double sum is added in another order than OpenCV's; a flip needs a stage
-// sum within rounding of its threshold.
-__global__ void stagesByWarp(CascadeArgs c, PyramidArgs a, int first, int last, const Candidate* in, const int* inCount, Candidate* out, int* outCount, int capacity) {
-  int count = min(*inCount, capacity), lane = threadIdx.x % 32, warps = gridDim.x * blockDim.x / 32;
-  for (int i = (blockIdx.x * blockDim.x + threadIdx.x) / 32; i < count; i += warps) {
-    Candidate w = in[i];
-    const LevelGeometry& g = a.geometry[w.level];
-    const int32_t* sums = a.sums + g.integralOffset;
-    bool passed = true;
-    for (int s = first; s < last && passed; ++s) {
-      GpuStage stage = c.stages[s];
-      double total = 0;
-      for (int k = lane; k < stage.count; k += 32) total = __dadd_rn(total, stumpVote(c.stumps[stage.first + k], sums, g.width + 1, w.x, w.y, w.norm));
-      for (int offset = 16; offset > 0; offset /= 2) total += __shfl_xor_sync(0xFFFFFFFFu, total, offset);
+      for (int k = lane; k < stage.count; k += kThreadsPerCandidate) total = __dadd_rn(total, stumpVote(c.stumps[stage.first + k], sums, g.width + 1, w.x, w.y, w.norm));
+      if (kByWarp)
+        for (int offset = 16; offset > 0; offset /= 2) total += __shfl_xor_sync(0xFFFFFFFFu, total, offset);
       passed = !(total < static_cast<double>(stage.threshold));
     }
     if (passed && lane == 0) {
@@ -164,13 +147,13 @@ int stagesResidentBlocks(bool byThread) {
   int device = 0, sms = 0, perSm = 0;
   PP_CUDA_CHECK(cudaGetDevice(&device));
   PP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  PP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, byThread ? stagesByThread : stagesByWarp, kStagesThreads, 0));
+  PP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, byThread ? stages<false> : stages<true>, kStagesThreads, 0));
   return sms * std::max(perSm, 1);
 }
 
 void launchStages(const CascadeArgs& c, const PyramidArgs& a, int first, int last, const Candidate* in, const int* inCount, Candidate* out, int* outCount,
                   int capacity, bool byThread, int blocks, cudaStream_t stream) {
-  (byThread ? stagesByThread : stagesByWarp)<<<blocks, kStagesThreads, 0, stream>>>(c, a, first, last, in, inCount, out, outCount, capacity);
+  (byThread ? stages<false> : stages<true>)<<<blocks, kStagesThreads, 0, stream>>>(c, a, first, last, in, inCount, out, outCount, capacity);
   PP_CUDA_CHECK_LAUNCH();
 }
 

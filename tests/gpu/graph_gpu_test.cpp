@@ -15,6 +15,16 @@
 namespace pp {
 namespace {
 
+Registry& registry() {
+  static Registry registry = [] {
+    Registry r;
+    registerAllNodes(r);
+    r.add<CollectSink>(Role::sink, "collect", "test sink");
+    return r;
+  }();
+  return registry;
+}
+
 class GpuGraph : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -37,13 +47,7 @@ class GpuGraph : public ::testing::Test {
                        "sinks:\n  - {name: out, type: collect, inputs: {in: view.image}, params: {key: " + key + "}}\n";
     Diagnostics d("gpu.yaml");
     PipelineSpec spec = parsePipeline(yaml, "gpu.yaml", {}, d);
-    static Registry registry = [] {
-      Registry r;
-      registerAllNodes(r);
-      r.add<CollectSink>(Role::sink, "collect", "test sink");
-      return r;
-    }();
-    auto graph = Graph::build(spec, registry, d, {"", 0, false});
+    auto graph = Graph::build(spec, registry(), d, {"", 0, false});
     EXPECT_TRUE(graph) << d.text();
     return graph;
   }
@@ -103,13 +107,7 @@ TEST_F(GpuGraph, WholeDemoGraphPipelinedMatchesOneFrameAtATime) {
                        "  - {name: boxes, type: detections, inputs: {faces: faces.faces}, params: {path: " + std::string(dir_ / (key + ".jsonl")) + "}}\n";
     Diagnostics d("demo.yaml");
     PipelineSpec spec = parsePipeline(yaml, "demo.yaml", {}, d);
-    static Registry registry = [] {
-      Registry r;
-      registerAllNodes(r);
-      r.add<CollectSink>(Role::sink, "collect", "test sink");
-      return r;
-    }();
-    auto graph = d.empty() ? Graph::build(spec, registry, d, {"", 0, false}) : nullptr;
+    auto graph = d.empty() ? Graph::build(spec, registry(), d, {"", 0, false}) : nullptr;
     EXPECT_TRUE(graph) << d.text();
     return graph;
   };
