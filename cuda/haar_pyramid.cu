@@ -1,7 +1,7 @@
 // The detection pyramid: every level resized from the picture in one launch (OpenCV's bit-exact
 // bilinear resize, its area path for an exact halving, a copy at scale 1), then the integral and
-// squared integral images of every level: a warp scans each row, then a thread runs down each
-// column.
+// squared integral images of every level: a warp scans each row, then each column is summed in
+// runs that a block of threads adds up.
 #include "cuda/haar.cuh"
 #include "pipeline/cuda_check.hpp"
 
