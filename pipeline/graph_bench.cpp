@@ -33,8 +33,8 @@ class CountSink : public Sink {
   void consume(const SinkFrame&) override {}
 };
 
-std::string graphYaml(int paths, double fps) {
-  return "pipeline: {frames_in_flight: 3}\n"
+std::string graphYaml(int paths, double fps, int inFlight) {
+  return "pipeline: {frames_in_flight: " + std::to_string(inFlight) + "}\n"
          "sources:\n"
          "  - name: cams\n    type: stereo_synth\n"
          "    params: {left: tests/data/stereo/aloeL.jpg, right: tests/data/stereo/aloeR.jpg, size: [1224, 1024], overlay: tests/data/pictures/messi5.jpg,\n"
@@ -84,14 +84,14 @@ std::string byteBudget(int w, int h, int d, int paths) {
 
 class GraphRun : public bench::Run {
  public:
-  GraphRun(int paths, double fps) : paths_(paths), frames_(fps > 0 ? static_cast<uint64_t>(fps * 5) : 120) {
+  GraphRun(int paths, double fps, int inFlight) : paths_(paths), frames_(fps > 0 ? static_cast<uint64_t>(fps * 5) : 120) {
     if (!std::filesystem::exists("tests/data/stereo/aloeL.jpg")) throw std::runtime_error("graph/*: run from the repository root (tests/data is read)");
     registerAllNodes(registry_);
     registry_.add<CountSink>(Role::sink, "count", "counts frames");
     size_t freeBefore = 0, total = 0;
     PP_CUDA_CHECK(cudaMemGetInfo(&freeBefore, &total));
     Diagnostics d("graph-bench.yaml");
-    PipelineSpec spec = parsePipeline(graphYaml(paths, fps), "graph-bench.yaml", {}, d);
+    PipelineSpec spec = parsePipeline(graphYaml(paths, fps, inFlight), "graph-bench.yaml", {}, d);
     if (d.empty()) graph_ = Graph::build(spec, registry_, d, {"cuda", frames_, false});
     if (!graph_) throw std::runtime_error(d.text());
     size_t freeAfter = 0;
@@ -125,9 +125,11 @@ class GraphRun : public bench::Run {
   for (int paths : {8, 4})
     bench::registry().push_back({"graph/stereo-2448x2048-p" + std::to_string(paths),
                                  "the whole graph, 2448x2048 colour polarization stereo pair, SGM 1224x1024x128 with " + std::to_string(paths) + " paths, encoder excluded, as fast as it goes", true,
-                                 [paths](bench::Size, int) { return std::make_unique<GraphRun>(paths, 0); }, true});
+                                 [paths](bench::Size, int) { return std::make_unique<GraphRun>(paths, 0, 3); }, true});
+  bench::registry().push_back({"graph/stereo-2448x2048-p8-2inflight", "the same with 8 paths and 2 frames in flight instead of 3: less queueing, as fast as it goes", true,
+                               [](bench::Size, int) { return std::make_unique<GraphRun>(8, 0, 2); }, true});
   bench::registry().push_back({"graph/stereo-2448x2048-p8-24fps", "the same with 8 paths, the cameras delivering 24 frames/s (latency without queueing), 5 s", true,
-                               [](bench::Size, int) { return std::make_unique<GraphRun>(8, 24); }, true});
+                               [](bench::Size, int) { return std::make_unique<GraphRun>(8, 24, 3); }, true});
   return true;
 }();
 
