@@ -29,26 +29,28 @@ __device__ __forceinline__ void finishPixel(const Planes<T>& out, int x, int y, 
   storePolarization(out, x, y, luma, maxv);
 }
 
-// Loads the block's raw tile. Sub-image coordinates are reflected at the borders, so every angle
-// keeps its Bayer phase; interior 8-bit tiles are read a 32-bit word at a time without reflection.
-__device__ __forceinline__ void loadTile(uint16_t (&tile)[kRawTileH][kRawTileW], const Settings& s, const ImageView<const uint8_t>& raw, int x0, int y0,
-                                         int subW, int subH) {
-  static_assert(kRawTileW % 4 == 0, "whole words per tile row");
-  bool interior = x0 >= 2 && x0 + kTileW + 2 <= subW && y0 >= 2 && y0 + kTileH + 2 <= subH;
-  if (interior && s.format == RawFormat::mono8) {
-    constexpr int kWords = kRawTileW / 4;
-    for (int i = threadIdx.y * kThreadsX + threadIdx.x; i < kWords * kRawTileH; i += kThreadsX * kThreadsY) {
-      int ty = i / kWords, tw = i - ty * kWords;
-      uint32_t word = reinterpret_cast<const uint32_t*>(raw.row(2 * y0 - 4 + ty) + 2 * x0 - 4)[tw];
-#pragma unroll
-      for (int b = 0; b < 4; ++b) tile[ty][tw * 4 + b] = static_cast<uint16_t>((word >> (8 * b)) & 0xFF);
+// Loads the block's raw tile, samples as T (8-bit raw: bytes, so that the threads of a warp read
+// one shared-memory word each; wider raw: 16 bits). Sub-image coordinates are reflected at the
+// borders, so every angle keeps its Bayer phase; interior 8-bit tiles are copied a 32-bit word at
+// a time without reflection.
+template <class T>
+__device__ __forceinline__ void loadTile(T (&tile)[kRawTileH][kRawTileW], const Settings& s, const ImageView<const uint8_t>& raw, int x0, int y0, int subW,
+                                         int subH) {
+  if constexpr (sizeof(T) == 1) {  // mono8
+    static_assert(kRawTileW % 4 == 0, "whole words per tile row");
+    if (x0 >= 2 && x0 + kTileW + 2 <= subW && y0 >= 2 && y0 + kTileH + 2 <= subH) {
+      constexpr int kWords = kRawTileW / 4;
+      for (int i = threadIdx.y * kThreadsX + threadIdx.x; i < kWords * kRawTileH; i += kThreadsX * kThreadsY) {
+        int ty = i / kWords, tw = i - ty * kWords;
+        reinterpret_cast<uint32_t*>(tile[ty])[tw] = reinterpret_cast<const uint32_t*>(raw.row(2 * y0 - 4 + ty) + 2 * x0 - 4)[tw];
+      }
+      return;
     }
-    return;
   }
   for (int ty = threadIdx.y; ty < kRawTileH; ty += kThreadsY) {
     int ry = 2 * reflect101(y0 - 2 + ty / 2, subH) + (ty & 1);
     for (int tx = threadIdx.x; tx < kRawTileW; tx += kThreadsX)
-      tile[ty][tx] = static_cast<uint16_t>(rawSample(raw, s.format, 2 * reflect101(x0 - 2 + tx / 2, subW) + (tx & 1), ry));
+      tile[ty][tx] = static_cast<T>(rawSample(raw, s.format, 2 * reflect101(x0 - 2 + tx / 2, subW) + (tx & 1), ry));
   }
 }
 
@@ -104,7 +106,7 @@ __device__ __forceinline__ void storeStaged(const T (&staged)[kTileH][kTileW * 3
 template <int C00, int C10, int C01, int C11, bool Stokes, class T>
 __global__ void __launch_bounds__(kThreadsX* kThreadsY) demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
                                                                         PositionWeights weights) {
-  __shared__ uint16_t tile[kRawTileH][kRawTileW];
+  __shared__ __align__(16) T tile[kRawTileH][kRawTileW];
   __shared__ __align__(16) T staged[kTileH][kTileW * 3];  // one angle's RGB rows, written out 16 bytes at a time
   int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
   loadTile(tile, s, raw, x0, y0, subW, subH);
@@ -118,7 +120,7 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) demosaicColour(Settings 
   for (int position = 0; position < 4; ++position) w1[position] = weights.s1[position], w2[position] = weights.s2[position];
 #pragma unroll
   for (int position = 0; position < 4; ++position) {
-    const uint16_t* origin = &tile[(2 * threadIdx.y + 2) * 2 + (position >> 1)][(2 * threadIdx.x + 2) * 2 + (position & 1)];
+    const T* origin = &tile[(2 * threadIdx.y + 2) * 2 + (position >> 1)][(2 * threadIdx.x + 2) * 2 + (position & 1)];
     int rgb[4][3];
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
