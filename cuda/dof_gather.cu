@@ -35,6 +35,43 @@ __device__ __forceinline__ float bandEdge(const GatherSettings& s, float focus, 
   return fminf(edge, z);
 }
 
+// A pixel's running sums for its two radii.
+template <int C> struct Sums {
+  float num0[C] = {}, num1[C] = {}, den0 = 0.f, den1 = 0.f;
+};
+
+// One tap with the weights (w0, w1) of its two radii, unless it lies in front of the pixel's band
+// (a select, not a branch: no divergence).
+template <int C> __device__ __forceinline__ void gatherTap(Sums<C>& s, const float4& q, float w0, float w1, float edge) {
+  bool keep = q.w >= edge;
+  w0 = keep ? w0 : 0.f, w1 = keep ? w1 : 0.f;
+  s.num0[0] += w0 * q.x, s.num1[0] += w1 * q.x;
+  if (C == 3) {
+    s.num0[1] += w0 * q.y, s.num1[1] += w1 * q.y;
+    s.num0[2] += w0 * q.z, s.num1[2] += w1 * q.z;
+  }
+  s.den0 += w0, s.den1 += w1;
+}
+
+// The taps of tile rows `above` and `below` (kTwoRows; else the centre row alone), with their row
+// weights wy, out to dx = +-reach.
+template <int C, bool kTwoRows>
+__device__ __forceinline__ void gatherRow(Sums<C>& s, const float4* above, const float4* below, const float2* taps, float2 wy, int reach, float edge) {
+  float w0 = wy.x * taps[0].x, w1 = wy.y * taps[0].y;
+  gatherTap<C>(s, above[0], w0, w1, edge);
+  if (kTwoRows) gatherTap<C>(s, below[0], w0, w1, edge);
+  for (int dx = 1; dx <= reach; ++dx) {
+    float2 wx = taps[dx];
+    w0 = wy.x * wx.x, w1 = wy.y * wx.y;
+    gatherTap<C>(s, above[-dx], w0, w1, edge);
+    gatherTap<C>(s, above[dx], w0, w1, edge);
+    if (kTwoRows) {
+      gatherTap<C>(s, below[-dx], w0, w1, edge);
+      gatherTap<C>(s, below[dx], w0, w1, edge);
+    }
+  }
+}
+
 // Shared tile: the block's pixels and a halo of rMax (replicated at the borders), RGB as floats in
 // .xyz and depth in .w (invalid depth as +inf, so "at or behind" is one comparison).
 template <int C>
@@ -79,31 +116,19 @@ __global__ void gather(ImageView<const uint8_t> image, ImageView<const uint8_t> 
   // Loop to the warp's largest radius so its threads stay together; weights outside a radius are 0.
   int reach = inside ? r1 : 0;
   for (int offset = 16; offset > 0; offset /= 2) reach = max(reach, __shfl_xor_sync(0xffffffffu, reach, offset));
-  float num0[3] = {}, num1[3] = {}, den0 = 0.f, den1 = 0.f;
+  Sums<C> sums;
   int cx = threadIdx.x + halo, cy = threadIdx.y + halo;
   // Weights from the zero-padded shared table: no branch on the radius, and threads of different
-  // radii read different addresses at once (constant memory would serialize them).
+  // radii read different addresses at once (constant memory would serialize them). The Gaussians
+  // are symmetric: one weight serves the taps at (+-dx, +-dy), so it is made and read once for four.
   const float2* taps = radiusTaps + r0 * kTapRow + kMaxGatherRadius;
-  for (int dy = -reach; dy <= reach; ++dy) {
-    float2 wy = taps[dy];
-    const float4* row = tile + (cy + dy) * tileW + cx;
-    for (int dx = -reach; dx <= reach; ++dx) {
-      float4 q = row[dx];
-      float2 wx = taps[dx];
-      bool keep = q.w >= edge;  // in front of this pixel's band: never gathered (a select, not a branch: no divergence)
-      float w0 = keep ? wy.x * wx.x : 0.f, w1 = keep ? wy.y * wx.y : 0.f;
-      num0[0] += w0 * q.x, num1[0] += w1 * q.x;
-      if (C == 3) {
-        num0[1] += w0 * q.y, num1[1] += w1 * q.y;
-        num0[2] += w0 * q.z, num1[2] += w1 * q.z;
-      }
-      den0 += w0, den1 += w1;
-    }
-  }
+  const float4* centre = tile + cy * tileW + cx;
+  gatherRow<C, false>(sums, centre, centre, taps, taps[0], reach, edge);
+  for (int dy = 1; dy <= reach; ++dy) gatherRow<C, true>(sums, centre - dy * tileW, centre + dy * tileW, taps, taps[dy], reach, edge);
   if (!inside) return;
 #pragma unroll
   for (int c = 0; c < C; ++c) {
-    float v = (1.f - t) * (num0[c] / den0) + t * (num1[c] / den1);
+    float v = (1.f - t) * (sums.num0[c] / sums.den0) + t * (sums.num1[c] / sums.den1);
     out.at(x, y, c) = static_cast<uint8_t>(fminf(fmaxf(v + 0.5f, 0.f), 255.f));
   }
 }
