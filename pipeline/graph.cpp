@@ -171,6 +171,7 @@ struct Graph::Impl {
   void runWaitingStages(FrameQueue<size_t>& enqueued, FrameQueue<size_t>& finished);
   void runStage(Slot& slot, size_t node);
   void releaseAfterFailure(size_t slot);
+  void releaseSlot(size_t slot);
   void complete(FrameQueue<size_t>& finished);
 };
 
@@ -718,10 +719,7 @@ void Graph::Impl::schedule() {
     }
     if (!ended) ended = !pairFrames(slot);
     if (ended) {
-      for (size_t s : sources)
-        if (slot.sourceSets[s] != kNone) pools[s].release(std::exchange(slot.sourceSets[s], kNone));
-      std::lock_guard lock(slotMutex);
-      freeSlots.push_back(k);
+      releaseSlot(k);
       break;
     }
     slot.meta = pools[sources.front()].sets[slot.sourceSets[sources.front()]].meta;
@@ -791,11 +789,17 @@ void Graph::Impl::releaseAfterFailure(size_t k) {
     } catch (const std::exception&) {  // the device failed: already reported
     }
   }
+  releaseSlot(k);
+}
+
+// The slot's source buffers go back to their pools and the slot to the free list.
+void Graph::Impl::releaseSlot(size_t k) {
   Slot& slot = slots[k];
   for (size_t s : sources)
     if (slot.sourceSets[s] != kNone) pools[s].release(std::exchange(slot.sourceSets[s], kNone));
   std::lock_guard lock(slotMutex);
   freeSlots.push_back(k);
+  metrics->setSlotsInUse(static_cast<int>(slots.size() - freeSlots.size()));
   slotFreed.notify_one();
 }
 
@@ -822,12 +826,7 @@ void Graph::Impl::complete(FrameQueue<size_t>& finished) {
       broken = true;
       fail("frame " + std::to_string(slot.index) + " failed in the sinks or on the GPU: " + e.what());
     }
-    for (size_t s : sources)
-      if (slot.sourceSets[s] != kNone) pools[s].release(std::exchange(slot.sourceSets[s], kNone));
-    std::lock_guard lock(slotMutex);
-    freeSlots.push_back(*k);
-    metrics->setSlotsInUse(static_cast<int>(slots.size() - freeSlots.size()));
-    slotFreed.notify_one();
+    releaseSlot(*k);
   }
 }
 
