@@ -30,11 +30,16 @@ __device__ __forceinline__ double stumpVote(const GpuStump& s, const int32_t* su
   return static_cast<double>(value < __ldg(&s.threshold) ? __ldg(&s.left) : __ldg(&s.right));
 }
 
-// Stage 0 for one window by one thread, summed in OpenCV's order.
-__device__ bool firstStagePasses(const CascadeArgs& c, const int32_t* sums, int pitch, int x, int y, float norm) {
-  GpuStage stage = c.stages[0];
+// Stage s on one window by kThreads threads: lane takes stumps lane, lane + kThreads, ... and the
+// warp adds their sums (kThreads 32). With one thread the stumps are summed in OpenCV's order; a
+// warp adds them in another, so a flip needs a stage sum within rounding of its threshold.
+template <int kThreads>
+__device__ __forceinline__ bool stagePasses(const CascadeArgs& c, int s, const int32_t* sums, int pitch, int x, int y, float norm, int lane) {
+  GpuStage stage = c.stages[s];
   double total = 0;
-  for (int k = 0; k < stage.count; ++k) total = __dadd_rn(total, stumpVote(c.stumps[stage.first + k], sums, pitch, x, y, norm));
+  for (int k = lane; k < stage.count; k += kThreads) total = __dadd_rn(total, stumpVote(c.stumps[stage.first + k], sums, pitch, x, y, norm));
+  if (kThreads == 32)
+    for (int offset = 16; offset > 0; offset /= 2) total += __shfl_xor_sync(0xFFFFFFFFu, total, offset);
   return !(total < static_cast<double>(stage.threshold));
 }
 
@@ -58,7 +63,7 @@ __global__ void firstStage(CascadeArgs c, PyramidArgs a, int8_t* codes, float* n
   float norm = 0.f;
   if (nf > 0.) {
     norm = static_cast<float>(__ddiv_rn(1., __dsqrt_rn(nf)));
-    if (__dmul_rn(area, static_cast<double>(norm)) < 1e-1) code = firstStagePasses(c, sums, pitch, x, y, norm) ? 1 : 0;
+    if (__dmul_rn(area, static_cast<double>(norm)) < 1e-1) code = stagePasses<1>(c, 0, sums, pitch, x, y, norm, 0) ? 1 : 0;
   }
   size_t i = g.codeOffset + static_cast<size_t>(row) * g.cols + col;
   codes[i] = code;
@@ -99,12 +104,9 @@ __global__ void skipAndCompact(PyramidArgs a, const int8_t* codes, const float* 
   }
 }
 
-// Stages [first, last) on each candidate. kByWarp false: a thread per candidate, each stage's
-// stumps summed in OpenCV's order (early stages: short, and most windows reach them). kByWarp: a
-// warp per candidate, the lanes sharing each stage's stumps and adding their partial sums, so a
-// stage of 200 stumps takes 7 rounds instead of 200 (late stages see few windows, which alone would
-// not fill the device); the double sum is then added in another order than OpenCV's, and a flip
-// needs a stage sum within rounding of its threshold.
+// Stages [first, last) on each candidate. kByWarp false: a thread per candidate (early stages:
+// short, and most windows reach them). kByWarp: a warp per candidate, so a stage of 200 stumps takes
+// 7 rounds instead of 200 (late stages see few windows, which alone would not fill the device).
 template <bool kByWarp>
 __global__ void stages(CascadeArgs c, PyramidArgs a, int first, int last, const Candidate* in, const int* inCount, Candidate* out, int* outCount, int capacity) {
   constexpr int kThreadsPerCandidate = kByWarp ? 32 : 1;
@@ -114,14 +116,7 @@ __global__ void stages(CascadeArgs c, PyramidArgs a, int first, int last, const 
     const LevelGeometry& g = a.geometry[w.level];
     const int32_t* sums = a.sums + g.integralOffset;
     bool passed = true;
-    for (int s = first; s < last && passed; ++s) {
-      GpuStage stage = c.stages[s];
-      double total = 0;
-      for (int k = lane; k < stage.count; k += kThreadsPerCandidate) total = __dadd_rn(total, stumpVote(c.stumps[stage.first + k], sums, g.width + 1, w.x, w.y, w.norm));
-      if (kByWarp)
-        for (int offset = 16; offset > 0; offset /= 2) total += __shfl_xor_sync(0xFFFFFFFFu, total, offset);
-      passed = !(total < static_cast<double>(stage.threshold));
-    }
+    for (int s = first; s < last && passed; ++s) passed = stagePasses<kThreadsPerCandidate>(c, s, sums, g.width + 1, w.x, w.y, w.norm, lane);
     if (passed && lane == 0) {
       int slot = atomicAdd(outCount, 1);
       if (slot < capacity) out[slot] = w;
