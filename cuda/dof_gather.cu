@@ -1,5 +1,8 @@
+#include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "cuda/dof_gather.cuh"
 #include "cuda/shared_memory.cuh"
@@ -10,20 +13,28 @@ namespace pp::dof {
 namespace {
 
 constexpr int kTapsTable = (kMaxGatherRadius + 1) * (kMaxGatherRadius + 1);  // radius r at offset r*r, 2r+1 taps
-__constant__ float cRadiusTaps[kTapsTable];
-
-constexpr int kBlockX = 32, kBlockY = 8;
 constexpr int kTapRow = 2 * kMaxGatherRadius + 1;
+// For each radius r: its taps and those of r + 1 side by side, zero-padded to +-kMaxGatherRadius
+// around the centre (one load a tap, no branch on the radius). Global, not constant, memory: the
+// blocks copy it with coalesced loads, where constant loads at different addresses serialize.
+__device__ float2 gRadiusPairTaps[(kMaxGatherRadius + 1) * kTapRow];
+
+constexpr int kBlockX = 32, kBlockY = 8;  // a warp a row of pixels
 
 __device__ __forceinline__ bool validDepth(float z) { return isfinite(z) && z > 0.f; }
 
 // The same float operations as dof_cpu.cpp's depthForImage, radiusAt and bandEdge.
-__device__ __forceinline__ float depthAt(const ImageView<const uint8_t>& plane, const DepthPlane& p, int x, int y) {
-  int sx = p.larger ? x * p.scale : x / p.scale, sy = p.larger ? y * p.scale : y / p.scale;
-  const uint8_t* row = plane.row(sy);
-  float v = p.u16 ? stereo::disparityPixels(reinterpret_cast<const uint16_t*>(row)[sx]) : reinterpret_cast<const float*>(row)[sx];
+__device__ __forceinline__ int planeIndex(int v, const DepthPlane& p) {
+  if (p.scale == 1) return v;  // the usual case, and no integer division
+  return p.larger ? v * p.scale : v / p.scale;
+}
+__device__ __forceinline__ float depthIn(const uint8_t* planeRow, int sx, const DepthPlane& p) {
+  float v = p.u16 ? stereo::disparityPixels(reinterpret_cast<const uint16_t*>(planeRow)[sx]) : reinterpret_cast<const float*>(planeRow)[sx];
   if (p.disparity) v = v > 0 ? p.baselineFocal / v : INFINITY;
   return v;
+}
+__device__ __forceinline__ float depthAt(const ImageView<const uint8_t>& plane, const DepthPlane& p, int x, int y) {
+  return depthIn(plane.row(planeIndex(y, p)), planeIndex(x, p), p);
 }
 __device__ __forceinline__ float radiusAt(const GatherSettings& s, float focus, float z) {
   if (!validDepth(z)) return static_cast<float>(s.rMax);
@@ -78,12 +89,12 @@ template <int C>
 __global__ void gather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out, GatherSettings s) {
   extern __shared__ float4 tile[];
   int halo = s.rMax, tileW = kBlockX + 2 * halo, tileH = kBlockY + 2 * halo;
-  // After the tile: for each radius r, its taps and those of the next radius (r + 1, or r itself at
-  // rMax) side by side, zero-padded to +-kMaxGatherRadius around the centre: one load a tap.
+  // After the tile: the radius pairs 0..rMax, the last one paired with itself.
   float2* radiusTaps = reinterpret_cast<float2*>(tile + tileW * tileH);
   for (int i = threadIdx.y * kBlockX + threadIdx.x; i < (s.rMax + 1) * kTapRow; i += kBlockX * kBlockY) {
-    int r = i / kTapRow, d = i - r * kTapRow - kMaxGatherRadius, next = min(r + 1, s.rMax);
-    radiusTaps[i] = make_float2(abs(d) <= r ? cRadiusTaps[r * r + d + r] : 0.f, abs(d) <= next ? cRadiusTaps[next * next + d + next] : 0.f);
+    float2 pair = gRadiusPairTaps[i];
+    if (i >= s.rMax * kTapRow) pair.y = pair.x;
+    radiusTaps[i] = pair;
   }
   // The focus: the nearest valid depth among the focus pixels (read here, so the host never waits).
   float nearest = INFINITY;
@@ -94,22 +105,26 @@ __global__ void gather(ImageView<const uint8_t> image, ImageView<const uint8_t> 
     if (validDepth(f)) nearest = fminf(nearest, f);
   }
   float focus = isfinite(nearest) ? nearest : s.focusDepth;
+  // The tile a row a warp: the row's clamped y and its image and depth rows are worked out once.
   int x0 = blockIdx.x * kBlockX, y0 = blockIdx.y * kBlockY;
-  for (int i = threadIdx.y * kBlockX + threadIdx.x; i < tileW * tileH; i += kBlockX * kBlockY) {
-    int ty = i / tileW, tx = i - ty * tileW;
-    int x = min(max(x0 - halo + tx, 0), image.width - 1), y = min(max(y0 - halo + ty, 0), image.height - 1);
-    float z = depthAt(depth, s.plane, x, y);
-    float4 v;
-    v.x = image.at(x, y, 0);
-    v.y = C == 3 ? image.at(x, y, 1) : 0.f;
-    v.z = C == 3 ? image.at(x, y, 2) : 0.f;
-    v.w = validDepth(z) ? z : INFINITY;
-    tile[i] = v;
+  for (int ty = threadIdx.y; ty < tileH; ty += kBlockY) {
+    int y = min(max(y0 - halo + ty, 0), image.height - 1);
+    const uint8_t* pixels = image.row(y);
+    const uint8_t* planeRow = depth.row(planeIndex(y, s.plane));
+#pragma unroll 1
+    for (int tx = threadIdx.x; tx < tileW; tx += kBlockX) {
+      int x = min(max(x0 - halo + tx, 0), image.width - 1);
+      float z = depthIn(planeRow, planeIndex(x, s.plane), s.plane);
+      const uint8_t* px = pixels + x * C;
+      tile[ty * tileW + tx] = make_float4(px[0], C == 3 ? px[1] : 0.f, C == 3 ? px[2] : 0.f, validDepth(z) ? z : INFINITY);
+    }
   }
   __syncthreads();
   int x = x0 + threadIdx.x, y = y0 + threadIdx.y;
   bool inside = x < image.width && y < image.height;
-  float z = inside ? depthAt(depth, s.plane, x, y) : 1.f;
+  int cx = threadIdx.x + halo, cy = threadIdx.y + halo;
+  const float4* centre = tile + cy * tileW + cx;
+  float z = centre->w;  // the pixel's own depth, invalid as +inf
   float rho = radiusAt(s, focus, z);
   int r0 = static_cast<int>(floorf(rho)), r1 = min(r0 + 1, s.rMax);
   float t = rho - static_cast<float>(r0), edge = bandEdge(s, focus, z, r0);
@@ -117,12 +132,10 @@ __global__ void gather(ImageView<const uint8_t> image, ImageView<const uint8_t> 
   int reach = inside ? r1 : 0;
   for (int offset = 16; offset > 0; offset /= 2) reach = max(reach, __shfl_xor_sync(0xffffffffu, reach, offset));
   Sums<C> sums;
-  int cx = threadIdx.x + halo, cy = threadIdx.y + halo;
   // Weights from the zero-padded shared table: no branch on the radius, and threads of different
   // radii read different addresses at once (constant memory would serialize them). The Gaussians
   // are symmetric: one weight serves the taps at (+-dx, +-dy), so it is made and read once for four.
   const float2* taps = radiusTaps + r0 * kTapRow + kMaxGatherRadius;
-  const float4* centre = tile + cy * tileW + cx;
   gatherRow<C, false>(sums, centre, centre, taps, taps[0], reach, edge);
   for (int dy = 1; dy <= reach; ++dy) gatherRow<C, true>(sums, centre - dy * tileW, centre + dy * tileW, taps, taps[dy], reach, edge);
   if (!inside) return;
@@ -137,7 +150,11 @@ __global__ void gather(ImageView<const uint8_t> image, ImageView<const uint8_t> 
 
 void uploadRadiusTaps(const float* taps, int count) {
   if (count != kTapsTable) throw std::invalid_argument("dof: the radius taps table holds " + std::to_string(kTapsTable) + " values, got " + std::to_string(count));
-  PP_CUDA_CHECK(cudaMemcpyToSymbol(cRadiusTaps, taps, sizeof(float) * count));
+  std::vector<float2> pairs((kMaxGatherRadius + 1) * kTapRow);
+  auto tap = [&](int r, int d) { return std::abs(d) <= r ? taps[r * r + d + r] : 0.f; };
+  for (int r = 0; r <= kMaxGatherRadius; ++r)
+    for (int d = -kMaxGatherRadius; d <= kMaxGatherRadius; ++d) pairs[r * kTapRow + d + kMaxGatherRadius] = make_float2(tap(r, d), tap(std::min(r + 1, kMaxGatherRadius), d));
+  PP_CUDA_CHECK(cudaMemcpyToSymbol(gRadiusPairTaps, pairs.data(), sizeof(float2) * pairs.size()));
 }
 
 void launchDofGather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out, const GatherSettings& s, cudaStream_t stream) {
