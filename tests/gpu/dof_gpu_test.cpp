@@ -1,5 +1,5 @@
-// CUDA dof against the CPU reference: random pictures and depth maps with sharp steps, odd sizes,
-// grey and RGB, focus by depth and by pixels, depth planes of other sizes and disparity; poisoned
+// CUDA dof against the CPU reference: random pictures and depth maps with sharp steps everywhere
+// (the kernel's masked path) or smooth with one step (mostly its unmasked path), odd sizes, grey and RGB, focus by depth and by pixels, depth planes of other sizes and disparity; poisoned
 // outputs; 8-bit results within 1.
 #include "stages/dof/dof.hpp"
 
@@ -13,6 +13,7 @@ struct Case {
   int planeScale;  // > 0: the plane is this times larger; < 0: this times smaller
   bool disparity;
   bool focusPixel;
+  bool smooth = false;  // a depth ramp with one nearer rectangle, instead of noise and patches
 };
 
 class CudaDof : public ::testing::TestWithParam<Case> {};
@@ -27,6 +28,10 @@ TEST_P(CudaDof, MatchesTheCpuReference) {
   for (int y = 0; y < ph; ++y)
     for (int x = 0; x < pw; ++x) {
       float v = (x / 7 + y / 5) % 4 == 0 ? 0.5f : z(test::rng());  // patches at one depth and noise: steps everywhere
+      if (c.smooth) {
+        bool inRectangle = x > pw / 3 && x < pw / 2 && y > ph / 3 && y < ph / 2;
+        v = inRectangle ? 0.45f : 0.3f + 1.2f * static_cast<float>(x) / static_cast<float>(pw) + 0.3f * static_cast<float>(y) / static_cast<float>(ph);
+      }
       if ((x * 31 + y * 17) % 97 == 0) v = c.disparity ? 0.f : std::numeric_limits<float>::quiet_NaN();  // invalid samples
       if (c.disparity) plane.view<uint16_t>().at(x, y) = static_cast<uint16_t>(v == 0.f ? 0 : 16.f * 40.f / v);
       else plane.view<float>().at(x, y) = v;
@@ -56,7 +61,8 @@ TEST_P(CudaDof, MatchesTheCpuReference) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaDof,
                          ::testing::Values(Case{3, 131, 77, 9, 1, false, false}, Case{3, 96, 64, 9, 2, true, true}, Case{1, 50, 90, 4, -2, false, true},
-                                           Case{3, 61, 33, 0, 1, false, false}, Case{3, 70, 52, 16, 1, false, true}, Case{1, 33, 17, 31, 1, true, false}));
+                                           Case{3, 61, 33, 0, 1, false, false}, Case{3, 70, 52, 16, 1, false, true}, Case{1, 33, 17, 31, 1, true, false},
+                                           Case{3, 301, 203, 9, 1, false, false, true}, Case{1, 250, 130, 9, -2, false, true, true}));
 
 }  // namespace
 }  // namespace pp::dof
