@@ -11,6 +11,12 @@ namespace {
 constexpr int kThreadsX = 32, kThreadsY = 8;
 constexpr int kTileW = 2 * kThreadsX, kTileH = 2 * kThreadsY;
 constexpr int kRawTileW = (kTileW + 4) * 2, kRawTileH = (kTileH + 4) * 2;
+// 8-bit tiles are copied in 16-byte chunks from the aligned address 12 bytes before the tile's
+// first sample (2 * x0 - 4, where x0 is a multiple of 64), so their rows start at column 12 of a
+// 160-byte row; 16-bit tiles are copied sample by sample.
+template <class T> constexpr int kTileSkew = sizeof(T) == 1 ? 12 : 0;
+template <class T> constexpr int kTileStride = sizeof(T) == 1 ? 160 : kRawTileW;
+static_assert(kTileStride<uint8_t> % 16 == 0 && kTileStride<uint8_t> >= kTileSkew<uint8_t> + kRawTileW, "16-byte tile rows");
 
 // Writes the angle values [angle][channel] of one output pixel and everything derived from them.
 template <class T>
@@ -30,19 +36,21 @@ __device__ __forceinline__ void finishPixel(const Planes<T>& out, int x, int y, 
 }
 
 // Loads the block's raw tile, samples as T (8-bit raw: bytes, so that the threads of a warp read
-// one shared-memory word each; wider raw: 16 bits). Sub-image coordinates are reflected at the
-// borders, so every angle keeps its Bayer phase; interior 8-bit tiles are copied a 32-bit word at
-// a time without reflection.
+// one shared-memory word each; wider raw: 16 bits), tile row ty's sample tx at
+// tile[ty][kTileSkew + tx]. Sub-image coordinates are reflected at the borders, so every angle
+// keeps its Bayer phase; interior 8-bit tiles of 16-byte aligned frames are copied 16 bytes at a
+// time without reflection.
 template <class T>
-__device__ __forceinline__ void loadTile(T (&tile)[kRawTileH][kRawTileW], const Settings& s, const ImageView<const uint8_t>& raw, int x0, int y0, int subW,
+__device__ __forceinline__ void loadTile(T (&tile)[kRawTileH][kTileStride<T>], const Settings& s, const ImageView<const uint8_t>& raw, int x0, int y0, int subW,
                                          int subH) {
-  if constexpr (sizeof(T) == 1) {  // mono8
-    static_assert(kRawTileW % 4 == 0, "whole words per tile row");
-    if (x0 >= 2 && x0 + kTileW + 2 <= subW && y0 >= 2 && y0 + kTileH + 2 <= subH) {
-      constexpr int kWords = kRawTileW / 4;
-      for (int i = threadIdx.y * kThreadsX + threadIdx.x; i < kWords * kRawTileH; i += kThreadsX * kThreadsY) {
-        int ty = i / kWords, tw = i - ty * kWords;
-        reinterpret_cast<uint32_t*>(tile[ty])[tw] = reinterpret_cast<const uint32_t*>(raw.row(2 * y0 - 4 + ty) + 2 * x0 - 4)[tw];
+  constexpr int skew = kTileSkew<T>;
+  if constexpr (sizeof(T) == 1) {
+    bool aligned = ((reinterpret_cast<uintptr_t>(raw.data) | raw.pitch) & 15) == 0;
+    if (aligned && x0 >= 8 && x0 + kTileW + 8 <= subW && y0 >= 2 && y0 + kTileH + 2 <= subH) {
+      constexpr int kChunks = kTileStride<T> / 16;
+      for (int i = threadIdx.y * kThreadsX + threadIdx.x; i < kChunks * kRawTileH; i += kThreadsX * kThreadsY) {
+        int ty = i / kChunks, chunk = i - ty * kChunks;
+        reinterpret_cast<uint4*>(tile[ty])[chunk] = reinterpret_cast<const uint4*>(raw.row(2 * y0 - 4 + ty) + 2 * x0 - 4 - skew)[chunk];
       }
       return;
     }
@@ -50,7 +58,7 @@ __device__ __forceinline__ void loadTile(T (&tile)[kRawTileH][kRawTileW], const 
   for (int ty = threadIdx.y; ty < kRawTileH; ty += kThreadsY) {
     int ry = 2 * reflect101(y0 - 2 + ty / 2, subH) + (ty & 1);
     for (int tx = threadIdx.x; tx < kRawTileW; tx += kThreadsX)
-      tile[ty][tx] = static_cast<T>(rawSample(raw, s.format, 2 * reflect101(x0 - 2 + tx / 2, subW) + (tx & 1), ry));
+      tile[ty][skew + tx] = static_cast<T>(rawSample(raw, s.format, 2 * reflect101(x0 - 2 + tx / 2, subW) + (tx & 1), ry));
   }
 }
 
@@ -101,13 +109,14 @@ __device__ __forceinline__ void storeStaged(const T (&staged)[kTileH][kTileW * 3
 }
 
 // Colour sensors. C00..C11: the Bayer colours of the quad (template, so nothing is selected at
-// run time). `out.angle` is in block-position order (the launcher reorders it). Each position's
-// RGB is stored as soon as it is made; Stokes sums are kept only when a Stokes plane is wanted.
+// run time). `out.angle` is in block-position order (the launcher reorders it). Every position's
+// RGB rows are staged, then written out after one barrier; Stokes sums are kept only when a Stokes
+// plane is wanted.
 template <int C00, int C10, int C01, int C11, bool Stokes, class T>
 __global__ void __launch_bounds__(kThreadsX* kThreadsY) demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
                                                                         PositionWeights weights) {
-  __shared__ __align__(16) T tile[kRawTileH][kRawTileW];
-  __shared__ __align__(16) T staged[kTileH][kTileW * 3];  // one angle's RGB rows, written out 16 bytes at a time
+  __shared__ __align__(16) T tile[kRawTileH][kTileStride<T>];
+  __shared__ __align__(16) T staged[4][kTileH][kTileW * 3];  // each angle's RGB rows, written out 16 bytes at a time
   int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
   loadTile(tile, s, raw, x0, y0, subW, subH);
   __syncthreads();
@@ -120,28 +129,22 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) demosaicColour(Settings 
   for (int position = 0; position < 4; ++position) w1[position] = weights.s1[position], w2[position] = weights.s2[position];
 #pragma unroll
   for (int position = 0; position < 4; ++position) {
-    const T* origin = &tile[(2 * threadIdx.y + 2) * 2 + (position >> 1)][(2 * threadIdx.x + 2) * 2 + (position & 1)];
+    const T* origin = &tile[(2 * threadIdx.y + 2) * 2 + (position >> 1)][kTileSkew<T> + (2 * threadIdx.x + 2) * 2 + (position & 1)];
     int rgb[4][3];
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       int qx = q & 1, qy = q >> 1;
-      auto p = [&](int dx, int dy) { return static_cast<int>(origin[(qy + dy) * 2 * kRawTileW + (qx + dx) * 2]); };
+      auto p = [&](int dx, int dy) { return static_cast<int>(origin[(qy + dy) * 2 * kTileStride<T> + (qx + dx) * 2]); };
       if (q == 0) mhcPixel<C00, C10, C01>(p, maxv, rgb[q]);
       if (q == 1) mhcPixel<C10, C00, C11>(p, maxv, rgb[q]);
       if (q == 2) mhcPixel<C01, C11, C00>(p, maxv, rgb[q]);
       if (q == 3) mhcPixel<C11, C01, C10>(p, maxv, rgb[q]);
     }
-    const ImageView<T>& plane = out.angle[position];
-    if (plane.data) {  // the same for the whole block: every thread reaches both barriers
-      if (inside)
+    if (out.angle[position].data && inside)
 #pragma unroll
-        for (int qy = 0; qy < 2; ++qy)
+      for (int qy = 0; qy < 2; ++qy)
 #pragma unroll
-          for (int i = 0; i < 6; ++i) staged[2 * threadIdx.y + qy][2 * threadIdx.x * 3 + i] = static_cast<T>(rgb[qy * 2 + i / 3][i % 3]);
-      __syncthreads();
-      storeStaged(staged, plane, x0, y0, subW, subH);
-      __syncthreads();
-    }
+        for (int i = 0; i < 6; ++i) staged[position][2 * threadIdx.y + qy][2 * threadIdx.x * 3 + i] = static_cast<T>(rgb[qy * 2 + i / 3][i % 3]);
     if constexpr (Stokes) {
       if (!inside) continue;
 #pragma unroll
@@ -154,6 +157,10 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) demosaicColour(Settings 
         }
     }
   }
+  __syncthreads();
+#pragma unroll
+  for (int position = 0; position < 4; ++position)
+    if (out.angle[position].data) storeStaged(staged[position], out.angle[position], x0, y0, subW, subH);
   if constexpr (Stokes) {
     if (!inside) return;
 #pragma unroll
