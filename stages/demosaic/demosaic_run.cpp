@@ -71,7 +71,7 @@ std::map<std::string, Image> runToHost(const Settings& s, const Image& raw, cons
     return planes;
   }
   Stream stream;
-  Image deviceRaw(raw.format(), raw.width(), raw.height(), MemoryKind::device);
+  Image deviceRaw(raw.format(), raw.width(), raw.height(), MemoryKind::device, raw.pitch());  // the frame's own row layout
   copyImage(raw, deviceRaw, stream.handle());
   run(s, deviceRaw, views, true, stream.handle());
   for (auto& [name, img] : planes) copyImage(img, host.emplace(name, Image(img.format(), width, height, MemoryKind::host)).first->second, stream.handle());
