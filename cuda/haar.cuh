@@ -3,8 +3,9 @@
 // (row then column prefix sums, every level at once), then the cascade: the first stage on every
 // window, OpenCV's skip rule and a compaction of the windows that passed, then groups of later
 // stages, each on the survivors of the one before (a thread per window for the short early stages,
-// a warp per window, its lanes sharing a stage's stumps, for the long late ones). Stage and feature data stay in global memory behind the read-only cache (2913 stumps
-// with their rects are 175 KB: more than constant memory holds).
+// a warp per window, its lanes sharing a stage's stumps, for the long late ones). Stage and feature
+// data stay in global memory behind the read-only cache (2913 stumps with their rects are 175 KB:
+// more than constant memory holds).
 #pragma once
 #include <cuda_runtime_api.h>
 

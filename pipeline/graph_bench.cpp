@@ -1,12 +1,12 @@
 // tools/bench cases graph/*: the whole graph on the GPU, encoder excluded. A stereo pair of 2448x2048
 // 8-bit colour polarization frames (the Aloe pair resized, a face in front) -> demosaic both ->
 // rectify -> stereo_sgm (1224x1024, 128 disparities) -> faces with depth -> dof on the face ->
-// compose the 2x2 view -> a sink that only counts. Frames are pipelined (3 in flight). A case runs
-// once (ms: all of it): 1000 frames as fast as the graph takes them, or 5 s of frames paced like a
-// camera (24 frames/s, or the goal's 250); the note gives frames/s and device memory, and the metrics table (latency
-// p50/p99, per-stage GPU time) goes to stdout. Bytes per frame: each stage's inputs and
-// outputs read or written once, SGM with its volume traffic; the Orin and Xavier floors are those
-// bytes over 204.8 and 137 GB/s.
+// compose the 2x2 view -> a sink that only counts. Frames are pipelined (3 in flight unless the
+// case says otherwise). A case runs once (ms: all of it): 1000 frames as fast as the graph takes
+// them, or 5 s of frames paced like a camera (24 frames/s, or the goal's 250); the note gives
+// frames/s and device memory, and the metrics table (latency p50/p99, per-stage GPU time) goes to
+// stdout. Bytes per frame: each stage's inputs and outputs read or written once, SGM with its
+// volume traffic; the Orin and Xavier floors are those bytes over 204.8 and 137 GB/s.
 #include <cstdio>
 #include <filesystem>
 
