@@ -18,6 +18,8 @@ constexpr int kTapRow = 2 * kMaxGatherRadius + 1;
 // around the centre (one load a tap, no branch on the radius). Global, not constant, memory: the
 // blocks copy it with coalesced loads, where constant loads at different addresses serialize.
 __device__ float2 gRadiusPairTaps[(kMaxGatherRadius + 1) * kTapRow];
+// For each radius, the sum of its 2D weights (the product of the taps): an unmasked gather's divisor.
+__device__ float gRadiusWeight[kMaxGatherRadius + 1];
 
 constexpr int kBlockX = 32, kBlockY = 8;  // a warp a row of pixels
 
@@ -83,10 +85,35 @@ __device__ __forceinline__ void gatherRow(Sums<C>& s, const float4* above, const
   }
 }
 
+// The taps of tile rows `above` and `below` when none is masked: the two radii's weights, already
+// divided by their sums and mixed, make one weight (a, b scale this row's pair).
+template <int C, bool kTwoRows>
+__device__ __forceinline__ void gatherOpenRow(float (&num)[C], const float4* above, const float4* below, const float2* taps, float a, float b, int reach) {
+  // The two taps at +-dx share a weight: their sum is multiplied once.
+  auto add = [&](float w, const float4& q, const float4& p) {
+    num[0] += w * (q.x + p.x);
+    if (C == 3) num[1] += w * (q.y + p.y), num[2] += w * (q.z + p.z);
+  };
+  float w = a * taps[0].x + b * taps[0].y;
+  if (kTwoRows) {
+    add(w, above[0], below[0]);
+  } else {
+    num[0] += w * above[0].x;
+    if (C == 3) num[1] += w * above[0].y, num[2] += w * above[0].z;
+  }
+#pragma unroll 1
+  for (int dx = 1; dx <= reach; ++dx) {
+    w = a * taps[dx].x + b * taps[dx].y;
+    add(w, above[-dx], above[dx]);
+    if (kTwoRows) add(w, below[-dx], below[dx]);
+  }
+}
+
 // Shared tile: the block's pixels and a halo of rMax (replicated at the borders), RGB as floats in
-// .xyz and depth in .w (invalid depth as +inf, so "at or behind" is one comparison).
+// .xyz and depth in .w (invalid depth as +inf, so "at or behind" is one comparison). Five blocks an
+// SM (48 registers): at four, the open gather's gain was gone (H100).
 template <int C>
-__global__ void gather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out, GatherSettings s) {
+__global__ void __launch_bounds__(kBlockX * kBlockY, 5) gather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out, GatherSettings s) {
   extern __shared__ float4 tile[];
   int halo = s.rMax, tileW = kBlockX + 2 * halo, tileH = kBlockY + 2 * halo;
   // After the tile: the radius pairs 0..rMax, the last one paired with itself.
@@ -107,6 +134,7 @@ __global__ void gather(ImageView<const uint8_t> image, ImageView<const uint8_t> 
   float focus = isfinite(nearest) ? nearest : s.focusDepth;
   // The tile a row a warp: the row's clamped y and its image and depth rows are worked out once.
   int x0 = blockIdx.x * kBlockX, y0 = blockIdx.y * kBlockY;
+  float nearestInTile = INFINITY;
   for (int ty = threadIdx.y; ty < tileH; ty += kBlockY) {
     int y = min(max(y0 - halo + ty, 0), image.height - 1);
     const uint8_t* pixels = image.row(y);
@@ -116,10 +144,20 @@ __global__ void gather(ImageView<const uint8_t> image, ImageView<const uint8_t> 
       int x = min(max(x0 - halo + tx, 0), image.width - 1);
       float z = depthIn(planeRow, planeIndex(x, s.plane), s.plane);
       const uint8_t* px = pixels + x * C;
-      tile[ty * tileW + tx] = make_float4(px[0], C == 3 ? px[1] : 0.f, C == 3 ? px[2] : 0.f, validDepth(z) ? z : INFINITY);
+      z = validDepth(z) ? z : INFINITY;
+      nearestInTile = fminf(nearestInTile, z);
+      tile[ty * tileW + tx] = make_float4(px[0], C == 3 ? px[1] : 0.f, C == 3 ? px[2] : 0.f, z);
     }
   }
+  // The tile's nearest depth: a warp whose pixels' band edges are all at or in front of it masks
+  // no tap, and takes the open gather (about 7 instructions a tap instead of 12; in the bench's
+  // depth ramp 63% of the taps).
+  __shared__ float warpNearest[kBlockY];
+  for (int offset = 16; offset > 0; offset /= 2) nearestInTile = fminf(nearestInTile, __shfl_xor_sync(0xffffffffu, nearestInTile, offset));
+  if (threadIdx.x == 0) warpNearest[threadIdx.y] = nearestInTile;
   __syncthreads();
+#pragma unroll
+  for (int i = 0; i < kBlockY; ++i) nearestInTile = fminf(nearestInTile, warpNearest[i]);
   int x = x0 + threadIdx.x, y = y0 + threadIdx.y;
   bool inside = x < image.width && y < image.height;
   int cx = threadIdx.x + halo, cy = threadIdx.y + halo;
@@ -131,11 +169,19 @@ __global__ void gather(ImageView<const uint8_t> image, ImageView<const uint8_t> 
   // Loop to the warp's largest radius so its threads stay together; weights outside a radius are 0.
   int reach = inside ? r1 : 0;
   for (int offset = 16; offset > 0; offset /= 2) reach = max(reach, __shfl_xor_sync(0xffffffffu, reach, offset));
+  const float2* taps = radiusTaps + r0 * kTapRow + kMaxGatherRadius;
+  if (__all_sync(0xffffffffu, !inside || nearestInTile >= edge)) {
+    float num[C] = {}, a = (1.f - t) / gRadiusWeight[r0], b = t / gRadiusWeight[r1];
+    gatherOpenRow<C, false>(num, centre, centre, taps, a * taps[0].x, b * taps[0].y, reach);
+    for (int dy = 1; dy <= reach; ++dy) gatherOpenRow<C, true>(num, centre - dy * tileW, centre + dy * tileW, taps, a * taps[dy].x, b * taps[dy].y, reach);
+    if (inside)
+      for (int c = 0; c < C; ++c) out.at(x, y, c) = static_cast<uint8_t>(fminf(fmaxf(num[c] + 0.5f, 0.f), 255.f));
+    return;
+  }
   Sums<C> sums;
   // Weights from the zero-padded shared table: no branch on the radius, and threads of different
   // radii read different addresses at once (constant memory would serialize them). The Gaussians
   // are symmetric: one weight serves the taps at (+-dx, +-dy), so it is made and read once for four.
-  const float2* taps = radiusTaps + r0 * kTapRow + kMaxGatherRadius;
   gatherRow<C, false>(sums, centre, centre, taps, taps[0], reach, edge);
   for (int dy = 1; dy <= reach; ++dy) gatherRow<C, true>(sums, centre - dy * tileW, centre + dy * tileW, taps, taps[dy], reach, edge);
   if (!inside) return;
@@ -155,6 +201,13 @@ void uploadRadiusTaps(const float* taps, int count) {
   for (int r = 0; r <= kMaxGatherRadius; ++r)
     for (int d = -kMaxGatherRadius; d <= kMaxGatherRadius; ++d) pairs[r * kTapRow + d + kMaxGatherRadius] = make_float2(tap(r, d), tap(std::min(r + 1, kMaxGatherRadius), d));
   PP_CUDA_CHECK(cudaMemcpyToSymbol(gRadiusPairTaps, pairs.data(), sizeof(float2) * pairs.size()));
+  std::vector<float> weights(kMaxGatherRadius + 1);
+  for (int r = 0; r <= kMaxGatherRadius; ++r) {
+    float sum = 0.f;
+    for (int d = -r; d <= r; ++d) sum += tap(r, d);
+    weights[r] = sum * sum;
+  }
+  PP_CUDA_CHECK(cudaMemcpyToSymbol(gRadiusWeight, weights.data(), sizeof(float) * weights.size()));
 }
 
 void launchDofGather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out, const GatherSettings& s, cudaStream_t stream) {

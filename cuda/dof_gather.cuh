@@ -1,7 +1,9 @@
 // Depth of field as one masked gather per pixel: for its two radii around rho it sums the 2D
 // Gaussian (the product of the separable taps) over neighbours at or behind its band's near edge,
 // divides by the kept weight and mixes the two. The same function as the CPU reference's masked
-// separable layers (stages/dof), computed without intermediate images.
+// separable layers (stages/dof), computed without intermediate images. Where no depth in a block's
+// tile lies in front of a warp's band edges, nothing is masked and the warp gathers once with the
+// two radii's normalised weights mixed into one.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -32,7 +34,7 @@ struct GatherSettings {
   DepthPlane plane;
 };
 
-// Once per process: the taps of every radius 0..31 (2r + 1 each) into constant memory.
+// Once per process: the taps of every radius 0..31 (2r + 1 each) and their 2D sums, to the device.
 void uploadRadiusTaps(const float* taps, int count);
 
 // image and out: u8 with `channels` 1 or 3; depth: the plane's bytes (f32 or u16); device memory.
