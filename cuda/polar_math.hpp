@@ -66,7 +66,8 @@ constexpr int kMhcD[5][5] = {{0, 0, -3, 0, 0}, {0, 4, 0, 4, 0}, {-3, 0, 12, 0, -
 // Rounds a x16 kernel sum and clamps to the sample range.
 PP_HD int mhcResult(int sum16, int maxv) {
   int v = (sum16 + 8) >> 4;
-  return v < 0 ? 0 : v > maxv ? maxv : v;
+  v = v > 0 ? v : 0;  // a min and a max: the nested select compiled to a compare and a select more
+  return v < maxv ? v : maxv;
 }
 
 // BT.601 luma weight of channel c, for the luminance Stokes of colour sensors.

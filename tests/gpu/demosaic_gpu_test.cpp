@@ -75,6 +75,9 @@ TEST_P(RandomRaw, CudaMatchesTheCpuReference) {
 
 INSTANTIATE_TEST_SUITE_P(Formats, RandomRaw,
                          ::testing::Values(RandomCase{Mosaic::rggb, RawFormat::mono8, false, 2448 / 4 + 4 * 7, 4 * 37},
+                                           // rows that end inside a 16-byte chunk and a tile, and a frame smaller than a tile
+                                           RandomCase{Mosaic::rggb, RawFormat::mono8, false, 4 * 51, 4 * 23},
+                                           RandomCase{Mosaic::rggb, RawFormat::mono8, false, 12, 8},
                                            RandomCase{Mosaic::rggb, RawFormat::mono16, false, 4 * 33, 4 * 9},
                                            RandomCase{Mosaic::rggb, RawFormat::mono12p, false, 4 * 51, 4 * 17},
                                            RandomCase{Mosaic::rggb, RawFormat::mono12, false, 12, 8},
