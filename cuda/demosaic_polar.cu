@@ -52,8 +52,8 @@ __device__ __forceinline__ void loadTile(T (&tile)[kRawTileH][kTileStride<T>], c
   constexpr int skew = kTileSkew<T>, kThreads = kThreadsX * kThreadsY;
   int tid = threadIdx.y * kThreadsX + threadIdx.x;
   auto sourceRow = [&](int ty) { return 2 * tileSource(y0 - 2 + ty / 2, subH) + (ty & 1); };
-  auto loadSample = [&](int ty, int tx) {
-    tile[ty][skew + tx] = static_cast<T>(rawSample(raw, s.format, 2 * tileSource(x0 - 2 + tx / 2, subW) + (tx & 1), sourceRow(ty)));
+  auto loadSample = [&](int ty, int tx, int rawRow) {
+    tile[ty][skew + tx] = static_cast<T>(rawSample(raw, s.format, 2 * tileSource(x0 - 2 + tx / 2, subW) + (tx & 1), rawRow));
   };
   if constexpr (sizeof(T) == 1) {
     if (((reinterpret_cast<uintptr_t>(raw.data) | raw.pitch) & 15) == 0) {
@@ -71,13 +71,15 @@ __device__ __forceinline__ void loadTile(T (&tile)[kRawTileH][kTileStride<T>], c
       int columns = leftEnd + rightEnd - rightBegin;
       for (int i = tid; i < columns * kRawTileH; i += kThreads) {
         int ty = i / columns, k = i - ty * columns;
-        loadSample(ty, k < leftEnd ? k : rightBegin + k - leftEnd);
+        loadSample(ty, k < leftEnd ? k : rightBegin + k - leftEnd, sourceRow(ty));
       }
       return;
     }
   }
-  for (int ty = threadIdx.y; ty < kRawTileH; ty += kThreadsY)
-    for (int tx = threadIdx.x; tx < kRawTileW; tx += kThreadsX) loadSample(ty, tx);
+  for (int ty = threadIdx.y; ty < kRawTileH; ty += kThreadsY) {
+    int rawRow = sourceRow(ty);
+    for (int tx = threadIdx.x; tx < kRawTileW; tx += kThreadsX) loadSample(ty, tx, rawRow);
+  }
 }
 
 // How the block positions (row-major in the 2x2 polarizer block) map to Stokes: S1 = I0 - I90 and

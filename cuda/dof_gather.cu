@@ -47,6 +47,8 @@ __device__ __forceinline__ float bandEdge(const GatherSettings& s, float focus, 
   float edge = z >= focus ? focus + static_cast<float>(r0) / s.k : focus - static_cast<float>(r0 + 1) / s.k;
   return fminf(edge, z);
 }
+// A blended channel value as the CPU reference stores it: rounded and clamped to 0..255.
+__device__ __forceinline__ uint8_t toByte(float v) { return static_cast<uint8_t>(fminf(fmaxf(v + 0.5f, 0.f), 255.f)); }
 
 // A pixel's running sums for its two radii.
 template <int C> struct Sums {
@@ -175,7 +177,7 @@ __global__ void __launch_bounds__(kBlockX * kBlockY, 5) gather(ImageView<const u
     gatherOpenRow<C, false>(num, centre, centre, taps, a * taps[0].x, b * taps[0].y, reach);
     for (int dy = 1; dy <= reach; ++dy) gatherOpenRow<C, true>(num, centre - dy * tileW, centre + dy * tileW, taps, a * taps[dy].x, b * taps[dy].y, reach);
     if (inside)
-      for (int c = 0; c < C; ++c) out.at(x, y, c) = static_cast<uint8_t>(fminf(fmaxf(num[c] + 0.5f, 0.f), 255.f));
+      for (int c = 0; c < C; ++c) out.at(x, y, c) = toByte(num[c]);
     return;
   }
   Sums<C> sums;
@@ -186,10 +188,7 @@ __global__ void __launch_bounds__(kBlockX * kBlockY, 5) gather(ImageView<const u
   for (int dy = 1; dy <= reach; ++dy) gatherRow<C, true>(sums, centre - dy * tileW, centre + dy * tileW, taps, taps[dy], reach, edge);
   if (!inside) return;
 #pragma unroll
-  for (int c = 0; c < C; ++c) {
-    float v = (1.f - t) * (sums.num0[c] / sums.den0) + t * (sums.num1[c] / sums.den1);
-    out.at(x, y, c) = static_cast<uint8_t>(fminf(fmaxf(v + 0.5f, 0.f), 255.f));
-  }
+  for (int c = 0; c < C; ++c) out.at(x, y, c) = toByte((1.f - t) * (sums.num0[c] / sums.den0) + t * (sums.num1[c] / sums.den1));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // CUDA dof against the CPU reference: random pictures and depth maps with sharp steps everywhere
-// (the kernel's masked path) or smooth with one step (mostly its unmasked path), odd sizes, grey and RGB, focus by depth and by pixels, depth planes of other sizes and disparity; poisoned
+// (the kernel's masked path) or smooth with one step (mostly its unmasked path), odd sizes, grey
+// and RGB, focus by depth and by pixels, depth planes of other sizes and disparity; poisoned
 // outputs; 8-bit results within 1.
 #include "stages/dof/dof.hpp"
 
