@@ -210,15 +210,60 @@ void launchColour(const Settings& s, ImageView<const uint8_t> raw, int subW, int
   else demosaicColour<C00, C10, C01, C11, false, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
 }
 
-// Mono, half resolution: one thread per 2x2 super-pixel.
+// Mono, half resolution: a thread per four super-pixels side by side, so that 8 and 16-bit raw
+// rows (when aligned) are read a vector at a time and the angle planes (when aligned) written four
+// pixels at a time (H100, mono8-angles x32: 0.0126 -> 0.0108 ms against a super-pixel a thread;
+// eight a thread, 0.0123). A row's last group may be partial; other planes go pixel by pixel.
+constexpr int kMonoGroup = 4;
+
+template <class V, int N>
+struct alignas(N * sizeof(V)) Vector {
+  V v[N];
+};
+
 template <class T>
-__global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int outW, int outH, Planes<T> out) {
-  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= outW || y >= outH) return;
-  int value[4][3];
+__global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int outW, int outH, Planes<T> out, bool vectorRaw, bool vectorAngles) {
+  int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * kMonoGroup, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x0 >= outW || y >= outH) return;
+  bool whole = x0 + kMonoGroup <= outW;
+  int sample[2][2 * kMonoGroup];  // [raw row][raw column from 2 * x0]
 #pragma unroll
-  for (int i = 0; i < 4; ++i) value[s.layout.angleAt[i]][0] = rawSample(raw, s.format, 2 * x + (i & 1), 2 * y + (i >> 1));
-  finishPixel(out, x, y, value, 1, static_cast<float>(maxValue(s.format)));
+  for (int r = 0; r < 2; ++r) {
+    if (whole && vectorRaw && s.format == RawFormat::mono8) {
+      auto v = *reinterpret_cast<const Vector<uint8_t, 2 * kMonoGroup>*>(raw.row(2 * y + r) + 2 * x0);
+#pragma unroll
+      for (int i = 0; i < 2 * kMonoGroup; ++i) sample[r][i] = v.v[i];
+    } else if (whole && vectorRaw) {
+      auto v = *reinterpret_cast<const Vector<uint16_t, 2 * kMonoGroup>*>(raw.row(2 * y + r) + 4 * x0);
+#pragma unroll
+      for (int i = 0; i < 2 * kMonoGroup; ++i) sample[r][i] = v.v[i];
+    } else {
+#pragma unroll
+      for (int i = 0; i < 2 * kMonoGroup; ++i) sample[r][i] = x0 + i / 2 < outW ? rawSample(raw, s.format, 2 * x0 + i, 2 * y + r) : 0;
+    }
+  }
+  bool packed = whole && vectorAngles;
+  Planes<T> rest = out;  // what finishPixel writes
+  if (packed)
+    for (auto& plane : rest.angle) plane.data = nullptr;
+  const uint8_t* at = s.layout.angleAt;
+  Vector<T, kMonoGroup> angle[4];
+#pragma unroll
+  for (int i = 0; i < kMonoGroup; ++i) {
+    if (x0 + i >= outW) break;
+    int value[4][3];
+    int p0 = sample[0][2 * i], p1 = sample[0][2 * i + 1], p2 = sample[1][2 * i], p3 = sample[1][2 * i + 1];  // block positions, row-major
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {  // selects, not an array indexed at run time (local memory)
+      value[k][0] = at[0] == k ? p0 : at[1] == k ? p1 : at[2] == k ? p2 : p3;
+      angle[k].v[i] = static_cast<T>(value[k][0]);
+    }
+    finishPixel(rest, x0 + i, y, value, 1, static_cast<float>(maxValue(s.format)));
+  }
+  if (packed)
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      if (out.angle[k].data) *reinterpret_cast<Vector<T, kMonoGroup>*>(&out.angle[k].at(x0, y, 0)) = angle[k];
 }
 
 // Mono, full resolution: each angle at every pixel from its nearest samples, as the CPU does.
@@ -266,8 +311,16 @@ void launchDemosaic(const Settings& s, ImageView<const uint8_t> raw, int rawWidt
   } else {
     int outW = s.fullResolution ? rawWidth : rawWidth / 2, outH = s.fullResolution ? raw.height : raw.height / 2;
     dim3 block(32, 8), grid((outW + 31) / 32, (outH + 7) / 8);
-    if (s.fullResolution) demosaicMonoFull<T><<<grid, block, 0, stream>>>(s, raw, outW, outH, out);
-    else demosaicMonoHalf<T><<<grid, block, 0, stream>>>(s, raw, outW, outH, out);
+    if (s.fullResolution) {
+      demosaicMonoFull<T><<<grid, block, 0, stream>>>(s, raw, outW, outH, out);
+    } else {
+      auto aligned = [](const void* data, size_t pitch, size_t bytes) { return ((reinterpret_cast<uintptr_t>(data) | pitch) % bytes) == 0; };
+      bool vectorRaw = s.format != RawFormat::mono12p && aligned(raw.data, raw.pitch, 2 * kMonoGroup * (s.format == RawFormat::mono8 ? 1 : 2));
+      bool vectorAngles = true;
+      for (const auto& plane : out.angle) vectorAngles = vectorAngles && aligned(plane.data, plane.pitch, kMonoGroup * sizeof(T));
+      dim3 groups((outW + 32 * kMonoGroup - 1) / (32 * kMonoGroup), (outH + 7) / 8);
+      demosaicMonoHalf<T><<<groups, block, 0, stream>>>(s, raw, outW, outH, out, vectorRaw, vectorAngles);
+    }
   }
   PP_CUDA_CHECK_LAUNCH();
 }

@@ -82,6 +82,8 @@ INSTANTIATE_TEST_SUITE_P(Formats, RandomRaw,
                                            RandomCase{Mosaic::rggb, RawFormat::mono12p, false, 4 * 51, 4 * 17},
                                            RandomCase{Mosaic::rggb, RawFormat::mono12, false, 12, 8},
                                            RandomCase{Mosaic::mono, RawFormat::mono8, false, 2 * 101, 2 * 37},
+                                           RandomCase{Mosaic::mono, RawFormat::mono8, false, 2 * 4 * 32, 2 * 5},  // whole groups of four
+                                           RandomCase{Mosaic::mono, RawFormat::mono16, false, 2 * 4 * 9, 2 * 13},
                                            RandomCase{Mosaic::mono, RawFormat::mono8, true, 2 * 67, 2 * 19},
                                            RandomCase{Mosaic::mono, RawFormat::mono16, true, 2 * 33, 2 * 41},
                                            RandomCase{Mosaic::mono, RawFormat::mono12p, false, 2 * 30, 2 * 11}));
