@@ -21,6 +21,10 @@ bool gpuAvailable() {
   return available;
 }
 
+void synchronizeDevice() {
+  if (gpuAvailable()) PP_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 bool gpuIsIntegrated() {
   if (!gpuAvailable()) return false;
   int device = 0, integrated = 0;
@@ -76,6 +80,7 @@ float Event::millisecondsSince(const Event& start) const {
 
 bool gpuAvailable() { return false; }
 bool gpuIsIntegrated() { return false; }
+void synchronizeDevice() {}
 std::string gpuDescription() { return "no CUDA in this build"; }
 Stream::Stream() = default;
 Stream::~Stream() = default;

@@ -21,6 +21,8 @@ bool gpuAvailable();
 bool gpuIsIntegrated();
 // "NVIDIA H100 80GB HBM3 (sm_90)", or why there is none.
 std::string gpuDescription();
+// Waits for all work on the device (every stream); nothing without one.
+void synchronizeDevice();
 
 class Stream {
  public:

@@ -5,10 +5,6 @@
 #include "stages/demosaic/demosaic.hpp"
 #include "tools/benchmark/bench.hpp"
 
-#if POLARPIPE_HAS_CUDA
-#include "pipeline/cuda_check.hpp"
-#endif
-
 namespace pp::demosaic {
 namespace {
 
@@ -33,9 +29,6 @@ class DemosaicRun : public bench::Run {
       }
     }
     pixels_ = static_cast<double>(w) * h;
-#if POLARPIPE_HAS_CUDA
-    if (cuda) PP_CUDA_CHECK(cudaDeviceSynchronize());
-#endif
   }
   void iterate(int index, StreamHandle stream) override {
     std::map<std::string, Image*> out;

@@ -5,10 +5,6 @@
 #include "stages/dof/separable.hpp"
 #include "tools/benchmark/bench.hpp"
 
-#if POLARPIPE_HAS_CUDA
-#include "pipeline/cuda_check.hpp"
-#endif
-
 namespace pp::filter {
 namespace {
 
@@ -32,9 +28,6 @@ class GaussianRun : public bench::Run {
     if (cuda) {
       scratch_ = Image({Depth::f32, 3}, width, height, MemoryKind::device);
       filter_ = std::make_unique<SeparableCuda>(taps_);
-#if POLARPIPE_HAS_CUDA
-      PP_CUDA_CHECK(cudaDeviceSynchronize());
-#endif
     }
     pixels_ = static_cast<double>(width) * height;
   }
@@ -90,9 +83,6 @@ class DofRun : public bench::Run {
       copyImage(z, depths_.back(), nullptr);
     }
     settings_ = {0.8f, 9.f, 9, {}};
-#if POLARPIPE_HAS_CUDA
-    PP_CUDA_CHECK(cudaDeviceSynchronize());
-#endif
     pixels_ = static_cast<double>(width) * height;
   }
   void iterate(int index, StreamHandle stream) override {

@@ -7,10 +7,6 @@
 #include "stages/stereo/sgm.hpp"
 #include "tools/benchmark/bench.hpp"
 
-#if POLARPIPE_HAS_CUDA
-#include "pipeline/cuda_check.hpp"
-#endif
-
 namespace pp::stereo {
 namespace {
 
@@ -38,9 +34,6 @@ class SgmRun : public bench::Run {
     }
     disparity_ = Image({Depth::u16, 1}, width, height, MemoryKind::device);
     sgm_ = std::make_unique<SgmCuda>(p_, width, height);
-#if POLARPIPE_HAS_CUDA
-    PP_CUDA_CHECK(cudaDeviceSynchronize());
-#endif
     pixels_ = static_cast<double>(width) * height;
   }
   void iterate(int index, StreamHandle stream) override {
@@ -76,9 +69,6 @@ class RectifyRun : public bench::Run {
       copyImage(texture(width, height, i, 0), sources_.back(), nullptr);
       outputs_.emplace_back(Format{Depth::u8, 1}, width, height, MemoryKind::device);
     }
-#if POLARPIPE_HAS_CUDA
-    PP_CUDA_CHECK(cudaDeviceSynchronize());
-#endif
     pixels_ = static_cast<double>(width) * height;
   }
   void iterate(int index, StreamHandle stream) override {

@@ -17,7 +17,6 @@ class BytesOnlyRun : public Run {
     in_ = DeviceBuffer<uint4>(inChunks_ * sets);
     out_ = DeviceBuffer<uint4>(3 * inChunks_ * sets);
     PP_CUDA_CHECK(cudaMemset(in_.get(), 0x5a, in_.bytes()));
-    PP_CUDA_CHECK(cudaDeviceSynchronize());
   }
   void iterate(int index, StreamHandle stream) override {
     size_t outChunks = 3 * inChunks_;
