@@ -56,7 +56,7 @@ __device__ __forceinline__ void loadTile(T (&tile)[kRawTileH][kTileStride<T>], c
     tile[ty][skew + tx] = static_cast<T>(rawSample(raw, s.format, 2 * tileSource(x0 - 2 + tx / 2, subW) + (tx & 1), rawRow));
   };
   if constexpr (sizeof(T) == 1) {
-    if (((reinterpret_cast<uintptr_t>(raw.data) | raw.pitch) & 15) == 0) {
+    if (raw.rowsAligned(16)) {
       constexpr int kChunks = kTileStride<T> / 16;
       int first = 2 * x0 - 4 - skew, rowBytes = 2 * subW;  // the raw byte at the tile row's start (16-byte aligned)
       for (int i = tid; i < kChunks * kRawTileH; i += kThreads) {
@@ -314,10 +314,9 @@ void launchDemosaic(const Settings& s, ImageView<const uint8_t> raw, int rawWidt
     if (s.fullResolution) {
       demosaicMonoFull<T><<<grid, block, 0, stream>>>(s, raw, outW, outH, out);
     } else {
-      auto aligned = [](const void* data, size_t pitch, size_t bytes) { return ((reinterpret_cast<uintptr_t>(data) | pitch) % bytes) == 0; };
-      bool vectorRaw = s.format != RawFormat::mono12p && aligned(raw.data, raw.pitch, 2 * kMonoGroup * (s.format == RawFormat::mono8 ? 1 : 2));
+      bool vectorRaw = s.format != RawFormat::mono12p && raw.rowsAligned(2 * kMonoGroup * (s.format == RawFormat::mono8 ? 1 : 2));
       bool vectorAngles = true;
-      for (const auto& plane : out.angle) vectorAngles = vectorAngles && aligned(plane.data, plane.pitch, kMonoGroup * sizeof(T));
+      for (const auto& plane : out.angle) vectorAngles = vectorAngles && plane.rowsAligned(kMonoGroup * sizeof(T));
       dim3 groups((outW + 32 * kMonoGroup - 1) / (32 * kMonoGroup), (outH + 7) / 8);
       demosaicMonoHalf<T><<<groups, block, 0, stream>>>(s, raw, outW, outH, out, vectorRaw, vectorAngles);
     }

@@ -47,6 +47,8 @@ template <class T> struct ImageView {
 
   PP_HD T* row(int y) const { return reinterpret_cast<T*>(reinterpret_cast<Byte*>(data) + static_cast<size_t>(y) * pitch); }
   PP_HD T& at(int x, int y, int c = 0) const { return row(y)[x * channels + c]; }
+  // Every row starts on a multiple of `bytes` (a power of two): vector loads and stores are safe.
+  PP_HD bool rowsAligned(size_t bytes) const { return ((reinterpret_cast<uintptr_t>(data) | pitch) & (bytes - 1)) == 0; }
   size_t rowBytes() const { return static_cast<size_t>(width) * channels * sizeof(T); }
   bool empty() const { return data == nullptr || width <= 0 || height <= 0; }
   Format format() const { return {DepthOf<T>::value, channels}; }
