@@ -109,11 +109,12 @@ __device__ __forceinline__ void mhcPixel(const P& p, int maxv, int (&rgb)[3]) {
 }
 
 // Writes a block's staged RGB rows to `plane`: whole 16-byte chunks when the block is inside the
-// image (rows start 16-byte aligned: x0 * 3 samples is a multiple of 192), else sample by sample.
+// image and the plane's rows are 16-byte aligned (then so is the block's part: x0 * 3 samples is
+// a multiple of 192), else sample by sample.
 template <class T>
 __device__ __forceinline__ void storeStaged(const T (&staged)[kTileH][kTileW * 3], const ImageView<T>& plane, int x0, int y0, int subW, int subH) {
   int tid = threadIdx.y * kThreadsX + threadIdx.x;
-  if (x0 + kTileW <= subW && y0 + kTileH <= subH) {
+  if (x0 + kTileW <= subW && y0 + kTileH <= subH && plane.rowsAligned(16)) {
     constexpr int kChunks = kTileW * 3 * static_cast<int>(sizeof(T)) / 16;  // per row
     for (int i = tid; i < kChunks * kTileH; i += kThreadsX * kThreadsY) {
       int row = i / kChunks, chunk = i - row * kChunks;

@@ -10,8 +10,9 @@ namespace pp::test {
 using Planes = std::map<std::string, Image>;
 
 // Runs the CPU reference (cuda false) or the CUDA backend, outputs poisoned first; host results.
-inline Planes demosaicPlanes(const demosaic::Settings& s, const Image& raw, const std::vector<std::string>& outputs, bool cuda) {
-  return demosaic::runToHost(s, raw, outputs, cuda, 0xA5);
+// `rowPadding` bytes longer output rows: not 16-byte aligned.
+inline Planes demosaicPlanes(const demosaic::Settings& s, const Image& raw, const std::vector<std::string>& outputs, bool cuda, size_t rowPadding = 0) {
+  return demosaic::runToHost(s, raw, outputs, cuda, 0xA5, rowPadding);
 }
 
 using pp::sampleAt;

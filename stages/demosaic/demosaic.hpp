@@ -51,7 +51,9 @@ std::vector<PlaneSpec> planesFor(const Settings& s, const std::vector<std::strin
 void run(const Settings& s, const Image& raw, const std::map<std::string, Image*>& outputs, bool cuda, StreamHandle stream);
 
 // One frame from a host image to host planes, with allocation and copies: for files and tests,
-// not the graph. `poison` fills the outputs first so that an unwritten pixel shows.
-std::map<std::string, Image> runToHost(const Settings& s, const Image& raw, const std::vector<std::string>& outputs, bool cuda, int poison = -1);
+// not the graph. `poison` fills the outputs first so that an unwritten pixel shows; `rowPadding`
+// bytes added to the outputs' row pitch give rows that are not 16-byte aligned (a caller's views).
+std::map<std::string, Image> runToHost(const Settings& s, const Image& raw, const std::vector<std::string>& outputs, bool cuda, int poison = -1,
+                                       size_t rowPadding = 0);
 
 }  // namespace pp::demosaic

@@ -54,7 +54,8 @@ void run(const Settings& s, const Image& raw, const std::map<std::string, Image*
   else runTyped<uint16_t>(s, raw, outputs, cuda, stream);
 }
 
-std::map<std::string, Image> runToHost(const Settings& s, const Image& raw, const std::vector<std::string>& outputs, bool cuda, int poison) {
+std::map<std::string, Image> runToHost(const Settings& s, const Image& raw, const std::vector<std::string>& outputs, bool cuda, int poison,
+                                       size_t rowPadding) {
   int width = 0, height = 0;
   std::string problem = checkRawSize(s, rawPixelWidth(s.format, raw.width()), raw.height(), width, height);
   if (!problem.empty()) throw std::invalid_argument(problem);
@@ -62,7 +63,7 @@ std::map<std::string, Image> runToHost(const Settings& s, const Image& raw, cons
   std::map<std::string, Image> planes, host;
   std::map<std::string, Image*> views;
   for (const auto& p : planesFor(s, outputs)) {
-    Image& img = planes.emplace(p.name, Image(p.format, width, height, memory)).first->second;
+    Image& img = planes.emplace(p.name, Image(p.format, width, height, memory, pitchFor(p.format, width) + rowPadding)).first->second;
     if (poison >= 0) fillBytes(img, static_cast<uint8_t>(poison));
     views[p.name] = &img;
   }

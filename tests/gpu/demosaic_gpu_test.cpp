@@ -61,7 +61,8 @@ TEST_P(RandomRaw, CudaMatchesTheCpuReference) {
   bool wide = c.format == RawFormat::mono12 || c.format == RawFormat::mono16;
   for (int round = 0; round < 3; ++round) {  // fresh inputs each time
     Image raw = test::randomImage({wide ? Depth::u16 : Depth::u8, 1}, planeWidth, c.height);
-    if (round == 2) {  // rows 4 bytes longer: not 16-byte aligned, so no 16-byte tile copies
+    size_t rowPadding = round == 2 ? 4 : 0;
+    if (round == 2) {  // input and output rows 4 bytes longer: not 16-byte aligned, so no 16-byte copies
       Image padded(raw.format(), raw.width(), raw.height(), MemoryKind::host, raw.pitch() + 4);
       copyImage(raw, padded, nullptr);
       raw = std::move(padded);
@@ -69,7 +70,7 @@ TEST_P(RandomRaw, CudaMatchesTheCpuReference) {
     if (c.format == RawFormat::mono12)
       for (int y = 0; y < c.height; ++y)
         for (int x = 0; x < c.width; ++x) raw.view<uint16_t>().at(x, y) &= 0x0FFF;
-    expectMatch(demosaicPlanes(s, raw, kAll, true), demosaicPlanes(s, raw, kAll, false), "random " + std::to_string(round));
+    expectMatch(demosaicPlanes(s, raw, kAll, true, rowPadding), demosaicPlanes(s, raw, kAll, false), "random " + std::to_string(round));
   }
 }
 
