@@ -1,23 +1,11 @@
 #include "cuda/demosaic_polar.cuh"
+#include <type_traits>
+
 #include "pipeline/cuda_check.hpp"
 
 namespace pp::polar {
 
 namespace {
-
-// Colour blocks: 32x4 threads, each demosaicing a 2x2 quad of half-resolution pixels, so the
-// Bayer colour of each of its pixels is known at compile time. A block covers 64x8 pixels; its raw
-// tile adds a 2-pixel halo of each angle's sub-image (the 5x5 window): 136x24 samples. (32x8
-// threads were 2% slower on an H100; a thread taking two quads, 9%.)
-constexpr int kThreadsX = 32, kThreadsY = 4;
-constexpr int kTileW = 2 * kThreadsX, kTileH = 2 * kThreadsY;
-constexpr int kRawTileW = (kTileW + 4) * 2, kRawTileH = (kTileH + 4) * 2;
-// 8-bit tiles are copied in 16-byte chunks from the aligned address 12 bytes before the tile's
-// first sample (2 * x0 - 4, where x0 is a multiple of 64), so their rows start at column 12 of a
-// 160-byte row; 16-bit tiles are copied sample by sample.
-template <class T> constexpr int kTileSkew = sizeof(T) == 1 ? 12 : 0;
-template <class T> constexpr int kTileStride = sizeof(T) == 1 ? 160 : kRawTileW;
-static_assert(kTileStride<uint8_t> % 16 == 0 && kTileStride<uint8_t> >= kTileSkew<uint8_t> + kRawTileW, "16-byte tile rows");
 
 // Writes the angle values [angle][channel] of one output pixel and everything derived from them.
 template <class T>
@@ -36,49 +24,101 @@ __device__ __forceinline__ void finishPixel(const Planes<T>& out, int x, int y, 
   storePolarization(out, x, y, luma, maxv);
 }
 
+// Colour blocks: 32x4 threads, each demosaicing a 2x2 quad of half-resolution pixels of all four
+// angles, so the Bayer colour of each of its pixels is known at compile time. A block covers 64x8
+// pixels. The two polarizer positions of a block row (raw columns 0 and 1) are carried together
+// as the 16-bit lanes of one word: in the tile, and for 8-bit raw through all of MHC's arithmetic
+// (its x16 sums stay within a lane), so one integer operation serves two angles.
+constexpr int kThreadsX = 32, kThreadsY = 4, kThreads = kThreadsX * kThreadsY;
+constexpr int kTileW = 2 * kThreadsX, kTileH = 2 * kThreadsY;
+// Tile: kRawTileH raw rows (the block's sub-image rows with a 2-row halo, both polarizer rows) of
+// position pairs for sub-image columns x0 - kTileLead .. x0 + kTileW + kTileLead - 1; the windows
+// reach columns kTileLead - 2 .. kTileLead + kTileW + 1. The lead keeps 16-byte raw chunks aligned.
+constexpr int kRawTileH = (kTileH + 4) * 2, kTileLead = 8, kTileWords = kTileW + 2 * kTileLead;
+constexpr int kWindowBegin = kTileLead - 2, kWindowEnd = kTileLead + kTileW + 2;
+
 // A tile coordinate reflected into the sub-image; in a sub-image smaller than the tile, those that
 // one reflection leaves outside feed no output and are only kept from reading outside the frame.
 __device__ __forceinline__ int tileSource(int i, int n) { return min(max(reflect101(i, n), 0), n - 1); }
 
-// Loads the block's raw tile, samples as T (8-bit raw: bytes, so that the threads of a warp read
-// one shared-memory word each; wider raw: 16 bits), tile row ty's sample tx at
-// tile[ty][kTileSkew + tx]. Sub-image coordinates are reflected at the borders, so every angle
-// keeps its Bayer phase. 8-bit tiles of 16-byte aligned frames are copied 16 bytes at a time from
-// their (reflected) rows; only the columns beyond a row's ends that a pixel's window reaches are
-// read sample by sample. (Border blocks reading every sample so took 45% of the warps' time.)
+// Two positions of 8-bit raw in the 16-bit lanes of a word. Sums are formed from non-negative
+// terms (plus and minus separately), so no lane borrows from the other.
+struct BytePair {
+  uint32_t v;
+  static __device__ __forceinline__ BytePair fromWord(uint32_t w) { return {w}; }
+  __device__ __forceinline__ BytePair operator+(BytePair o) const { return {v + o.v}; }
+  __device__ __forceinline__ BytePair operator*(uint32_t k) const { return {v * k}; }
+  // (plus - minus + 8) >> 4 clamped to 0..255, in each lane's low byte. With 4096 added, a lane
+  // holds 1044..11244 (|minus| <= 3060, plus <= 7140 for 8-bit samples); clamped to 4096..8191
+  // and shifted, it is 256 + the sample, and what lane 1 shifts into lane 0 lies above its byte.
+  static __device__ __forceinline__ BytePair mhc(BytePair plus, BytePair minus, int) {
+    uint32_t x = plus.v + 0x10081008u - minus.v;
+    return {__vminu2(__vmaxu2(x, 0x10001000u), 0x1fff1fffu) >> 4};
+  }
+  template <int Lane> __device__ __forceinline__ int value() const { return (v >> (16 * Lane)) & 0xff; }
+};
+
+// Two positions of wider raw: plain ints.
+struct WidePair {
+  int a, b;
+  static __device__ __forceinline__ WidePair fromWord(uint32_t w) { return {static_cast<int>(w & 0xffffu), static_cast<int>(w >> 16)}; }
+  __device__ __forceinline__ WidePair operator+(WidePair o) const { return {a + o.a, b + o.b}; }
+  __device__ __forceinline__ WidePair operator*(int k) const { return {a * k, b * k}; }
+  static __device__ __forceinline__ WidePair mhc(WidePair plus, WidePair minus, int maxv) {
+    return {mhcResult(plus.a - minus.a, maxv), mhcResult(plus.b - minus.b, maxv)};
+  }
+  template <int Lane> __device__ __forceinline__ int value() const { return Lane == 0 ? a : b; }
+};
+
+template <class T> using PairOf = std::conditional_t<sizeof(T) == 1, BytePair, WidePair>;
+
+// Puts one 16-byte raw chunk into a tile row: 8-bit samples spread into 16-bit lanes, 16-bit
+// samples as they are.
+__device__ __forceinline__ void storeChunk(uint8_t, uint32_t* dst, uint4 v) {
+  auto spread = [](uint32_t w, uint32_t second) { return __byte_perm(w, 0, second ? 0x4342 : 0x4140); };
+  reinterpret_cast<uint4*>(dst)[0] = make_uint4(spread(v.x, 0), spread(v.x, 1), spread(v.y, 0), spread(v.y, 1));
+  reinterpret_cast<uint4*>(dst)[1] = make_uint4(spread(v.z, 0), spread(v.z, 1), spread(v.w, 0), spread(v.w, 1));
+}
+__device__ __forceinline__ void storeChunk(uint16_t, uint32_t* dst, uint4 v) { *reinterpret_cast<uint4*>(dst) = v; }
+
+// Loads the block's tile. Sub-image coordinates are reflected at the borders, so every angle
+// keeps its Bayer phase. Rows of 16-byte aligned frames (not Mono12p) are copied 16 bytes at a
+// time from their (reflected) source rows; only the window columns that no whole chunk inside the
+// row covers are read sample by sample. (Border blocks reading every sample so took 45% of the
+// warps' time.)
 template <class T>
-__device__ __forceinline__ void loadTile(T (&tile)[kRawTileH][kTileStride<T>], const Settings& s, const ImageView<const uint8_t>& raw, int x0, int y0, int subW,
-                                         int subH) {
-  constexpr int skew = kTileSkew<T>, kThreads = kThreadsX * kThreadsY;
+__device__ __forceinline__ void loadTile(uint32_t (&tile)[kRawTileH][kTileWords], const Settings& s, const ImageView<const uint8_t>& raw, int x0, int y0,
+                                         int subW, int subH) {
   int tid = threadIdx.y * kThreadsX + threadIdx.x;
   auto sourceRow = [&](int ty) { return 2 * tileSource(y0 - 2 + ty / 2, subH) + (ty & 1); };
-  auto loadSample = [&](int ty, int tx, int rawRow) {
-    tile[ty][skew + tx] = static_cast<T>(rawSample(raw, s.format, 2 * tileSource(x0 - 2 + tx / 2, subW) + (tx & 1), rawRow));
-  };
-  if constexpr (sizeof(T) == 1) {
-    if (raw.rowsAligned(16)) {
-      constexpr int kChunks = kTileStride<T> / 16;
-      int first = 2 * x0 - 4 - skew, rowBytes = 2 * subW;  // the raw byte at the tile row's start (16-byte aligned)
-      for (int i = tid; i < kChunks * kRawTileH; i += kThreads) {
-        int ty = i / kChunks, chunk = i - ty * kChunks, byte = first + 16 * chunk;
-        if (byte >= 0 && byte + 16 <= rowBytes) reinterpret_cast<uint4*>(tile[ty])[chunk] = *reinterpret_cast<const uint4*>(raw.row(sourceRow(ty)) + byte);
+  int first = x0 - kTileLead;  // the sub-image column of tile column 0
+  int leftEnd = kWindowEnd, rightBegin = kWindowEnd, rightEnd = kWindowEnd;  // columns read sample by sample: [kWindowBegin, leftEnd), [rightBegin, rightEnd)
+  if (s.format != RawFormat::mono12p && raw.rowsAligned(16)) {
+    // A thread copies one chunk column of every kRowsApart-th row: the divisions once, the loads together.
+    constexpr int kPerChunk = 8 / static_cast<int>(sizeof(T)), kChunks = kTileWords / kPerChunk, kRowsApart = kThreads / kChunks;
+    static_assert(kRawTileH % kRowsApart == 0, "whole passes over the tile rows");
+    int rowBytes = 2 * subW * static_cast<int>(sizeof(T));
+    if (tid < kRowsApart * kChunks) {
+      int chunk = tid % kChunks, byte = 2 * static_cast<int>(sizeof(T)) * (first + kPerChunk * chunk);
+      if (byte >= 0 && byte + 16 <= rowBytes) {
+        uint4 v[kRawTileH / kRowsApart];
+#pragma unroll
+        for (int i = 0; i < kRawTileH / kRowsApart; ++i) v[i] = *reinterpret_cast<const uint4*>(raw.row(sourceRow(tid / kChunks + i * kRowsApart)) + byte);
+#pragma unroll
+        for (int i = 0; i < kRawTileH / kRowsApart; ++i) storeChunk(T{}, &tile[tid / kChunks + i * kRowsApart][kPerChunk * chunk], v[i]);
       }
-      // Tile columns left of the row, and right of its last whole chunk up to the column a window
-      // of the last pixel reaches (sub-image x = subW + 1); further columns feed no output.
-      int leftEnd = min(max(4 - 2 * x0, 0), kRawTileW);
-      int rightBegin = min(max((rowBytes & ~15) - (2 * x0 - 4), leftEnd), kRawTileW);
-      int rightEnd = min(max(2 * (subW + 4 - x0), rightBegin), kRawTileW);
-      int columns = leftEnd + rightEnd - rightBegin;
-      for (int i = tid; i < columns * kRawTileH; i += kThreads) {
-        int ty = i / columns, k = i - ty * columns;
-        loadSample(ty, k < leftEnd ? k : rightBegin + k - leftEnd, sourceRow(ty));
-      }
-      return;
     }
+    // Left of the row; right of its last whole chunk up to the column the last pixel's window
+    // reaches (sub-image x = subW + 1): further columns feed no output.
+    leftEnd = min(max(-first, kWindowBegin), kWindowEnd);
+    rightBegin = min(max((rowBytes >> 4) * kPerChunk - first, leftEnd), kWindowEnd);
+    rightEnd = min(max(subW + 2 - first, rightBegin), kWindowEnd);
   }
-  for (int ty = threadIdx.y; ty < kRawTileH; ty += kThreadsY) {
-    int rawRow = sourceRow(ty);
-    for (int tx = threadIdx.x; tx < kRawTileW; tx += kThreadsX) loadSample(ty, tx, rawRow);
+  int left = leftEnd - kWindowBegin, columns = left + rightEnd - rightBegin;
+  for (int i = tid; i < columns * kRawTileH; i += kThreads) {
+    int ty = i / columns, j = i - ty * columns, k = j < left ? kWindowBegin + j : rightBegin + j - left, rawRow = sourceRow(ty);
+    int x = 2 * tileSource(first + k, subW);
+    tile[ty][k] = static_cast<uint32_t>(rawSample(raw, s.format, x, rawRow)) | static_cast<uint32_t>(rawSample(raw, s.format, x + 1, rawRow)) << 16;
   }
 }
 
@@ -88,45 +128,73 @@ struct PositionWeights {
   float s1[4], s2[4];
 };
 
-// Malvar-He-Cutler at one pixel whose colour is Here (compile time); p(dx, dy) reads its sub-image.
-// Row and Col are the colours of its horizontal and vertical neighbours.
-template <int Here, int Row, int Col, class P>
-__device__ __forceinline__ void mhcPixel(const P& p, int maxv, int (&rgb)[3]) {
-  int c = p(0, 0);
-  int h2 = p(-2, 0) + p(2, 0), v2 = p(0, -2) + p(0, 2);
+// Malvar-He-Cutler at one pixel whose colour is Here (compile time) for a pair of positions;
+// p(dx, dy) reads their sub-images. Row and Col are the colours of its horizontal and vertical
+// neighbours. The kernels of polar_math.hpp, x16, over their taps, as positive minus negative terms.
+template <int Here, int Row, int Col, class P, class Pair>
+__device__ __forceinline__ void mhcPixel(const P& p, int maxv, Pair (&rgb)[3]) {
+  Pair c = p(0, 0), h2 = p(-2, 0) + p(2, 0), v2 = p(0, -2) + p(0, 2);
+  Pair diag = p(-1, -1) + p(1, -1) + p(-1, 1) + p(1, 1);
   rgb[Here] = c;
-  if constexpr (Here == G) {  // the kernels of polar_math.hpp, x16, over their taps
-    int h1 = p(-1, 0) + p(1, 0), v1 = p(0, -1) + p(0, 1);
-    int diag = p(-1, -1) + p(1, -1) + p(-1, 1) + p(1, 1);
-    rgb[Row] = mhcResult(10 * c + 8 * h1 - 2 * h2 - 2 * diag + v2, maxv);
-    rgb[Col] = mhcResult(10 * c + 8 * v1 - 2 * v2 - 2 * diag + h2, maxv);
+  if constexpr (Here == G) {
+    Pair h1 = p(-1, 0) + p(1, 0), v1 = p(0, -1) + p(0, 1), base = c * 10;
+    rgb[Row] = Pair::mhc(base + h1 * 8 + v2, (h2 + diag) * 2, maxv);
+    rgb[Col] = Pair::mhc(base + v1 * 8 + h2, (v2 + diag) * 2, maxv);
   } else {
-    int cross = p(-1, 0) + p(1, 0) + p(0, -1) + p(0, 1);
-    int diag = p(-1, -1) + p(1, -1) + p(-1, 1) + p(1, 1);
-    rgb[G] = mhcResult(8 * c + 4 * cross - 2 * (h2 + v2), maxv);
-    rgb[Here == R ? B : R] = mhcResult(12 * c + 4 * diag - 3 * (h2 + v2), maxv);
+    Pair cross = p(-1, 0) + p(1, 0) + p(0, -1) + p(0, 1), axial = h2 + v2;
+    rgb[G] = Pair::mhc(c * 8 + cross * 4, axial * 2, maxv);
+    rgb[Here == R ? B : R] = Pair::mhc(c * 12 + diag * 4, axial * 3, maxv);
   }
 }
 
-// Writes a block's staged RGB rows to `plane`: whole 16-byte chunks when the block is inside the
-// image and the plane's rows are 16-byte aligned (then so is the block's part: x0 * 3 samples is
-// a multiple of 192), else sample by sample.
+// Stages one quad row (two RGB pixels) of position lane Lane: 8-bit as three byte pairs.
+template <int Lane>
+__device__ __forceinline__ void stageRow(uint8_t* dst, const BytePair (&left)[3], const BytePair (&right)[3]) {
+  constexpr uint32_t kPick = Lane == 0 ? 0x0040 : 0x0062;  // the lane's low byte of each word
+  auto* pairs = reinterpret_cast<uint16_t*>(dst);
+  pairs[0] = static_cast<uint16_t>(__byte_perm(left[0].v, left[1].v, kPick));
+  pairs[1] = static_cast<uint16_t>(__byte_perm(left[2].v, right[0].v, kPick));
+  pairs[2] = static_cast<uint16_t>(__byte_perm(right[1].v, right[2].v, kPick));
+}
+template <int Lane>
+__device__ __forceinline__ void stageRow(uint16_t* dst, const WidePair (&left)[3], const WidePair (&right)[3]) {
+  for (int c = 0; c < 3; ++c) dst[c] = static_cast<uint16_t>(left[c].value<Lane>()), dst[3 + c] = static_cast<uint16_t>(right[c].value<Lane>());
+}
+
+// Writes staged RGB rows sample by sample, for the planes in `which` (bit p: plane p): blocks at
+// the image's right or bottom edge, planes whose rows are not 16-byte aligned.
 template <class T>
-__device__ __forceinline__ void storeStaged(const T (&staged)[kTileH][kTileW * 3], const ImageView<T>& plane, int x0, int y0, int subW, int subH) {
-  int tid = threadIdx.y * kThreadsX + threadIdx.x;
-  if (x0 + kTileW <= subW && y0 + kTileH <= subH && plane.rowsAligned(16)) {
-    constexpr int kChunks = kTileW * 3 * static_cast<int>(sizeof(T)) / 16;  // per row
-    for (int i = tid; i < kChunks * kTileH; i += kThreadsX * kThreadsY) {
-      int row = i / kChunks, chunk = i - row * kChunks;
-      reinterpret_cast<uint4*>(plane.row(y0 + row) + x0 * 3)[chunk] = reinterpret_cast<const uint4*>(staged[row])[chunk];
+__device__ __forceinline__ void storeStagedSamples(const T (&staged)[4][kTileH][kTileW * 3], const ImageView<T> (&planes)[4], unsigned which, int x0, int y0,
+                                                    int subW, int subH) {
+  int tid = threadIdx.y * kThreadsX + threadIdx.x, rows = min(kTileH, subH - y0), samples = min(kTileW, subW - x0) * 3;
+  for (int p = 0; p < 4; ++p) {
+    if (!(which & (1u << p))) continue;
+    for (int i = tid; i < rows * kTileW * 3; i += kThreads) {
+      int row = i / (kTileW * 3), column = i - row * kTileW * 3;
+      if (column < samples) planes[p].row(y0 + row)[x0 * 3 + column] = staged[p][row][column];
     }
-    return;
   }
-  int rows = min(kTileH, subH - y0), samples = min(kTileW, subW - x0) * 3;
-  for (int i = tid; i < rows * kTileW * 3; i += kThreadsX * kThreadsY) {
-    int row = i / (kTileW * 3), column = i - row * kTileW * 3;
-    if (column < samples) plane.row(y0 + row)[x0 * 3 + column] = staged[row][column];
+}
+
+// Writes the block's staged RGB rows: 16-byte chunks to planes whose rows are 16-byte aligned
+// when the block is inside the image (x0 * 3 samples is then a multiple of 192), the others
+// sample by sample.
+template <class T>
+__device__ __forceinline__ void storeStaged(const T (&staged)[4][kTileH][kTileW * 3], const ImageView<T> (&planes)[4], int x0, int y0, int subW, int subH) {
+  int tid = threadIdx.y * kThreadsX + threadIdx.x;
+  bool whole = x0 + kTileW <= subW && y0 + kTileH <= subH;
+  unsigned chunked = 0, sampled = 0;  // bit p: plane p written in chunks, sample by sample
+#pragma unroll
+  for (int p = 0; p < 4; ++p)
+    if (planes[p].data) (whole && planes[p].rowsAligned(16) ? chunked : sampled) |= 1u << p;
+  constexpr int kChunks = kTileW * 3 * static_cast<int>(sizeof(T)) / 16;  // per row
+  for (int i = tid; i < kChunks * kTileH; i += kThreads) {
+    int row = i / kChunks, chunk = i - row * kChunks;
+#pragma unroll
+    for (int p = 0; p < 4; ++p)
+      if (chunked & (1u << p)) reinterpret_cast<uint4*>(planes[p].row(y0 + row) + x0 * 3)[chunk] = reinterpret_cast<const uint4*>(staged[p][row])[chunk];
   }
+  if (sampled) storeStagedSamples(staged, planes, sampled, x0, y0, subW, subH);
 }
 
 // Colour sensors. C00..C11: the Bayer colours of the quad (template, so nothing is selected at
@@ -134,54 +202,63 @@ __device__ __forceinline__ void storeStaged(const T (&staged)[kTileH][kTileW * 3
 // RGB rows are staged, then written out after one barrier; Stokes sums are kept only when a Stokes
 // plane is wanted.
 template <int C00, int C10, int C01, int C11, bool Stokes, class T>
-__global__ void __launch_bounds__(kThreadsX* kThreadsY) demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
-                                                                        PositionWeights weights) {
-  __shared__ __align__(16) T tile[kRawTileH][kTileStride<T>];
-  __shared__ __align__(16) T staged[4][kTileH][kTileW * 3];  // each angle's RGB rows, written out 16 bytes at a time
+__global__ void __launch_bounds__(kThreads) demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
+                                                            PositionWeights weights) {
+  using Pair = PairOf<T>;
+  __shared__ __align__(16) uint32_t tile[kRawTileH][kTileWords];
+  __shared__ __align__(16) T staged[4][kTileH][kTileW * 3];  // each position's RGB rows, written out 16 bytes at a time
   int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
-  loadTile(tile, s, raw, x0, y0, subW, subH);
+  loadTile<T>(tile, s, raw, x0, y0, subW, subH);
   __syncthreads();
   int x = x0 + 2 * threadIdx.x, y = y0 + 2 * threadIdx.y;  // the quad's top-left pixel
   bool inside = x < subW && y < subH;                       // sub-image sizes are even
-  int maxv = sizeof(T) == 1 ? 255 : maxValue(s.format);  // 8-bit samples are mono8: a constant for the clamps
-  int sum[4][3] = {}, s1[4][3] = {}, s2[4][3] = {};          // [quad pixel][channel], scaled below
-  float w1[4], w2[4];
+  int maxv = sizeof(T) == 1 ? 255 : maxValue(s.format);
+  int sum[4][3] = {}, s1[4][3] = {}, s2[4][3] = {};  // [quad pixel][channel], scaled below
 #pragma unroll
-  for (int position = 0; position < 4; ++position) w1[position] = weights.s1[position], w2[position] = weights.s2[position];
+  for (int row = 0; row < 2; ++row) {  // polarizer row: positions 2 * row (lane 0) and 2 * row + 1 (lane 1)
+    // The quad's windows, rows dy = -2..3 and columns dx = -2..3 from its top-left pixel, read in
+    // column pairs; the corner pairs of the first and last rows feed no tap.
+    const uint32_t* origin = &tile[(2 * threadIdx.y + 2) * 2 + row][2 * threadIdx.x + kTileLead];
+    Pair window[6][6];
 #pragma unroll
-  for (int position = 0; position < 4; ++position) {
-    const T* origin = &tile[(2 * threadIdx.y + 2) * 2 + (position >> 1)][kTileSkew<T> + (2 * threadIdx.x + 2) * 2 + (position & 1)];
-    int rgb[4][3];
+    for (int r = 0; r < 6; ++r)
+#pragma unroll
+      for (int c = 0; c < 6; c += 2) {
+        if ((r == 0 || r == 5) && c != 2) continue;
+        uint2 w = *reinterpret_cast<const uint2*>(origin + (r - 2) * 2 * kTileWords + c - 2);
+        window[r][c] = Pair::fromWord(w.x), window[r][c + 1] = Pair::fromWord(w.y);
+      }
+    Pair rgb[4][3];
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       int qx = q & 1, qy = q >> 1;
-      auto p = [&](int dx, int dy) { return static_cast<int>(origin[(qy + dy) * 2 * kTileStride<T> + (qx + dx) * 2]); };
+      auto p = [&](int dx, int dy) { return window[qy + dy + 2][qx + dx + 2]; };
       if (q == 0) mhcPixel<C00, C10, C01>(p, maxv, rgb[q]);
       if (q == 1) mhcPixel<C10, C00, C11>(p, maxv, rgb[q]);
       if (q == 2) mhcPixel<C01, C11, C00>(p, maxv, rgb[q]);
       if (q == 3) mhcPixel<C11, C01, C10>(p, maxv, rgb[q]);
     }
-    if (out.angle[position].data && inside)
+    if (inside)
 #pragma unroll
-      for (int qy = 0; qy < 2; ++qy)
-#pragma unroll
-        for (int i = 0; i < 6; ++i) staged[position][2 * threadIdx.y + qy][2 * threadIdx.x * 3 + i] = static_cast<T>(rgb[qy * 2 + i / 3][i % 3]);
+      for (int qy = 0; qy < 2; ++qy) {
+        int sy = 2 * threadIdx.y + qy, sx = 2 * threadIdx.x * 3;
+        if (out.angle[2 * row].data) stageRow<0>(&staged[2 * row][sy][sx], rgb[2 * qy], rgb[2 * qy + 1]);
+        if (out.angle[2 * row + 1].data) stageRow<1>(&staged[2 * row + 1][sy][sx], rgb[2 * qy], rgb[2 * qy + 1]);
+      }
     if constexpr (Stokes) {
-      if (!inside) continue;
 #pragma unroll
       for (int q = 0; q < 4; ++q)
 #pragma unroll
         for (int c = 0; c < 3; ++c) {
-          sum[q][c] += rgb[q][c];
-          s1[q][c] += static_cast<int>(w1[position]) * rgb[q][c];
-          s2[q][c] += static_cast<int>(w2[position]) * rgb[q][c];
+          int v0 = rgb[q][c].template value<0>(), v1 = rgb[q][c].template value<1>();
+          sum[q][c] += v0 + v1;
+          s1[q][c] += static_cast<int>(weights.s1[2 * row]) * v0 + static_cast<int>(weights.s1[2 * row + 1]) * v1;
+          s2[q][c] += static_cast<int>(weights.s2[2 * row]) * v0 + static_cast<int>(weights.s2[2 * row + 1]) * v1;
         }
     }
   }
   __syncthreads();
-#pragma unroll
-  for (int position = 0; position < 4; ++position)
-    if (out.angle[position].data) storeStaged(staged[position], out.angle[position], x0, y0, subW, subH);
+  storeStaged(staged, out.angle, x0, y0, subW, subH);
   if constexpr (Stokes) {
     if (!inside) return;
 #pragma unroll
