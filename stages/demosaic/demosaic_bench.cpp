@@ -10,15 +10,19 @@ namespace {
 
 class DemosaicRun : public bench::Run {
  public:
-  DemosaicRun(Mosaic mosaic, std::vector<std::string> outputs, bench::Size size, int sets, bool cuda) : cuda_(cuda) {
+  DemosaicRun(Mosaic mosaic, RawFormat format, std::vector<std::string> outputs, bench::Size size, int sets, bool cuda) : cuda_(cuda) {
     s_.mosaic = mosaic;
+    s_.format = format;
     int w = size.width / 4 * 4, h = size.height / 4 * 4;
     MemoryKind memory = cuda ? MemoryKind::device : MemoryKind::host;
     std::mt19937 rng(7);
-    Image host(Format{Depth::u8, 1}, w, h, MemoryKind::host);
+    bool wide = format == RawFormat::mono12;
+    Image host(Format{wide ? Depth::u16 : Depth::u8, 1}, w, h, MemoryKind::host);
     for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) host.view<uint8_t>().at(x, y) = static_cast<uint8_t>(rng());
-    bytes_ = static_cast<double>(w) * h;
+      for (int x = 0; x < w; ++x)
+        if (wide) host.view<uint16_t>().at(x, y) = static_cast<uint16_t>(rng() & 0x0FFF);
+        else host.view<uint8_t>().at(x, y) = static_cast<uint8_t>(rng());
+    bytes_ = static_cast<double>(pixelBytes(host.format())) * w * h;
     for (int i = 0; i < sets; ++i) {
       raws_.emplace_back(host.format(), w, h, memory);
       copyImage(host, raws_.back(), nullptr);
@@ -46,12 +50,12 @@ class DemosaicRun : public bench::Run {
   double bytes_ = 0, pixels_ = 0;
 };
 
-void add(const std::string& name, Mosaic mosaic, std::vector<std::string> outputs, const std::string& summary) {
+void add(const std::string& name, Mosaic mosaic, std::vector<std::string> outputs, const std::string& summary, RawFormat format = RawFormat::mono8) {
   bench::registry().push_back({"demosaic/" + name, summary, true, [=](bench::Size size, int sets) {
-                                 return std::make_unique<DemosaicRun>(mosaic, outputs, size, sets, true);
+                                 return std::make_unique<DemosaicRun>(mosaic, format, outputs, size, sets, true);
                                }});
   bench::registry().push_back({"demosaic/" + name + "/cpu", summary + " (CPU reference)", false, [=](bench::Size size, int) {
-                                 return std::make_unique<DemosaicRun>(mosaic, outputs, size, 1, false);
+                                 return std::make_unique<DemosaicRun>(mosaic, format, outputs, size, 1, false);
                                }});
 }
 
@@ -60,6 +64,7 @@ void add(const std::string& name, Mosaic mosaic, std::vector<std::string> output
   add("rggb8-s0-dolp-aolp", Mosaic::rggb, {"s0", "dolp", "aolp"}, "8-bit colour raw: S0, DoLP, AoLP");
   add("rggb8-all", Mosaic::rggb, {"angles", "s0", "s1", "s2", "dolp", "aolp", "aolp_visual"}, "8-bit colour raw: every output");
   add("mono8-angles", Mosaic::mono, {"angles"}, "8-bit mono raw: four angle images (super-pixel)");
+  add("rggb12-angles", Mosaic::rggb, {"angles"}, "12-bit colour raw (16-bit samples): four MHC-demosaiced RGB16 angle images", RawFormat::mono12);
   return true;
 }();
 
