@@ -197,6 +197,27 @@ __device__ __forceinline__ void storeStaged(const T (&staged)[4][kTileH][kTileW 
   if (sampled) storeStagedSamples(staged, planes, sampled, x0, y0, subW, subH);
 }
 
+// N samples as one aligned load or store.
+template <class V, int N>
+struct alignas(N * sizeof(V)) Vector {
+  V v[N];
+};
+
+// Writes two horizontally adjacent pixels (x even) of `plane`, all channels: two samples a store
+// when the plane's rows allow it (the Stokes planes' per-sample stores left most of each sector a
+// store touched unwritten), else sample by sample.
+template <class V, int N>
+__device__ __forceinline__ void storePixelPair(const ImageView<V>& plane, int x, int y, const V (&v)[N]) {
+  V* at = &plane.at(x, y, 0);
+  if (plane.rowsAligned(2 * sizeof(V))) {
+#pragma unroll
+    for (int i = 0; i < N; i += 2) *reinterpret_cast<Vector<V, 2>*>(at + i) = Vector<V, 2>{{v[i], v[i + 1]}};
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) at[i] = v[i];
+  }
+}
+
 // Colour sensors. C00..C11: the Bayer colours of the quad (template, so nothing is selected at
 // run time). `out.angle` is in block-position order (the launcher reorders it). Every position's
 // RGB rows are staged, then written out after one barrier; Stokes sums are kept only when a Stokes
@@ -261,21 +282,36 @@ __global__ void __launch_bounds__(kThreads) demosaicColour(Settings s, ImageView
   storeStaged(staged, out.angle, x0, y0, subW, subH);
   if constexpr (Stokes) {
     if (!inside) return;
+    bool polarization = out.dolp.data || out.aolp.data || out.aolpVisual.data;
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      int px = x + (q & 1), py = y + (q >> 1);
-      pp::polar::Stokes luma{0.f, 0.f, 0.f};
+    for (int qy = 0; qy < 2; ++qy) {  // each quad row's two pixels, written together
+      T s0Row[6];
+      float s1Row[6], s2Row[6], dolpRow[2], aolpRow[2];
+      uint8_t visualRow[6];
 #pragma unroll
-      for (int c = 0; c < 3; ++c) {
-        if (out.s0.data) out.s0.at(px, py, c) = static_cast<T>((sum[q][c] + 2) >> 2);
-        // The same float operations as stokes(): s0 = (sum) * 0.5, s1 and s2 exact differences.
-        pp::polar::Stokes st{static_cast<float>(sum[q][c]) * 0.5f, static_cast<float>(s1[q][c]), static_cast<float>(s2[q][c])};
-        if (out.s1.data) out.s1.at(px, py, c) = st.s1;
-        if (out.s2.data) out.s2.at(px, py, c) = st.s2;
-        float w = lumaWeight(c);
-        luma.s0 += w * st.s0, luma.s1 += w * st.s1, luma.s2 += w * st.s2;
+      for (int qx = 0; qx < 2; ++qx) {
+        int q = 2 * qy + qx;
+        pp::polar::Stokes luma{0.f, 0.f, 0.f};
+#pragma unroll
+        for (int c = 0; c < 3; ++c) {
+          s0Row[3 * qx + c] = static_cast<T>((sum[q][c] + 2) >> 2);
+          // The same float operations as stokes(): s0 = (sum) * 0.5, s1 and s2 exact differences.
+          pp::polar::Stokes st{static_cast<float>(sum[q][c]) * 0.5f, static_cast<float>(s1[q][c]), static_cast<float>(s2[q][c])};
+          s1Row[3 * qx + c] = st.s1, s2Row[3 * qx + c] = st.s2;
+          float w = lumaWeight(c);
+          luma.s0 += w * st.s0, luma.s1 += w * st.s1, luma.s2 += w * st.s2;
+        }
+        if (polarization) {  // as storePolarization() computes them
+          dolpRow[qx] = dolp(luma), aolpRow[qx] = aolp(luma);
+          if (out.aolpVisual.data) aolpVisual(aolpRow[qx], dolpRow[qx], luma.s0 * 0.5f / static_cast<float>(maxv), &visualRow[3 * qx]);
+        }
       }
-      storePolarization(out, px, py, luma, static_cast<float>(maxv));
+      if (out.s0.data) storePixelPair(out.s0, x, y + qy, s0Row);
+      if (out.s1.data) storePixelPair(out.s1, x, y + qy, s1Row);
+      if (out.s2.data) storePixelPair(out.s2, x, y + qy, s2Row);
+      if (out.dolp.data) storePixelPair(out.dolp, x, y + qy, dolpRow);
+      if (out.aolp.data) storePixelPair(out.aolp, x, y + qy, aolpRow);
+      if (out.aolpVisual.data) storePixelPair(out.aolpVisual, x, y + qy, visualRow);
     }
   }
 }
@@ -293,11 +329,6 @@ void launchColour(const Settings& s, ImageView<const uint8_t> raw, int subW, int
 // pixels at a time (H100, mono8-angles x32: 0.0126 -> 0.0108 ms against a super-pixel a thread;
 // eight a thread, 0.0123). A row's last group may be partial; other planes go pixel by pixel.
 constexpr int kMonoGroup = 4;
-
-template <class V, int N>
-struct alignas(N * sizeof(V)) Vector {
-  V v[N];
-};
 
 template <class T>
 __global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int outW, int outH, Planes<T> out, bool vectorRaw, bool vectorAngles) {
