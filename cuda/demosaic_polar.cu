@@ -203,18 +203,26 @@ struct alignas(N * sizeof(V)) Vector {
   V v[N];
 };
 
-// Writes two horizontally adjacent pixels (x even) of `plane`, all channels: two samples a store
-// when the plane's rows allow it (the Stokes planes' per-sample stores left most of each sector a
-// store touched unwritten), else sample by sample.
-template <class V, int N>
-__device__ __forceinline__ void storePixelPair(const ImageView<V>& plane, int x, int y, const V (&v)[N]) {
+// Writes the first `count` of N consecutive samples of a row of `plane` from (x, y): Piece samples
+// a store when all N are wanted and the rows allow it (callers keep x * channels a multiple of
+// Piece), else sample by sample. (Stokes planes written a sample a store touched a sector for
+// every 4 bytes of a warp's floats.)
+template <int Piece, class V, int N>
+__device__ __forceinline__ void storeRun(const ImageView<V>& plane, int x, int y, const V (&v)[N], int count = N) {
+  static_assert(N % Piece == 0, "whole pieces");
   V* at = &plane.at(x, y, 0);
-  if (plane.rowsAligned(2 * sizeof(V))) {
+  if (count == N && plane.rowsAligned(Piece * sizeof(V))) {
 #pragma unroll
-    for (int i = 0; i < N; i += 2) *reinterpret_cast<Vector<V, 2>*>(at + i) = Vector<V, 2>{{v[i], v[i + 1]}};
+    for (int i = 0; i < N; i += Piece) {
+      Vector<V, Piece> piece;
+#pragma unroll
+      for (int j = 0; j < Piece; ++j) piece.v[j] = v[i + j];
+      *reinterpret_cast<Vector<V, Piece>*>(at + i) = piece;
+    }
   } else {
 #pragma unroll
-    for (int i = 0; i < N; ++i) at[i] = v[i];
+    for (int i = 0; i < N; ++i)
+      if (i < count) at[i] = v[i];
   }
 }
 
@@ -306,12 +314,12 @@ __global__ void __launch_bounds__(kThreads) demosaicColour(Settings s, ImageView
           if (out.aolpVisual.data) aolpVisual(aolpRow[qx], dolpRow[qx], luma.s0 * 0.5f / static_cast<float>(maxv), &visualRow[3 * qx]);
         }
       }
-      if (out.s0.data) storePixelPair(out.s0, x, y + qy, s0Row);
-      if (out.s1.data) storePixelPair(out.s1, x, y + qy, s1Row);
-      if (out.s2.data) storePixelPair(out.s2, x, y + qy, s2Row);
-      if (out.dolp.data) storePixelPair(out.dolp, x, y + qy, dolpRow);
-      if (out.aolp.data) storePixelPair(out.aolp, x, y + qy, aolpRow);
-      if (out.aolpVisual.data) storePixelPair(out.aolpVisual, x, y + qy, visualRow);
+      if (out.s0.data) storeRun<2>(out.s0, x, y + qy, s0Row);
+      if (out.s1.data) storeRun<2>(out.s1, x, y + qy, s1Row);
+      if (out.s2.data) storeRun<2>(out.s2, x, y + qy, s2Row);
+      if (out.dolp.data) storeRun<2>(out.dolp, x, y + qy, dolpRow);
+      if (out.aolp.data) storeRun<2>(out.aolp, x, y + qy, aolpRow);
+      if (out.aolpVisual.data) storeRun<2>(out.aolpVisual, x, y + qy, visualRow);
     }
   }
 }
@@ -325,13 +333,13 @@ void launchColour(const Settings& s, ImageView<const uint8_t> raw, int subW, int
 }
 
 // Mono, half resolution: a thread per four super-pixels side by side, so that 8 and 16-bit raw
-// rows (when aligned) are read a vector at a time and the angle planes (when aligned) written four
+// rows (when aligned) are read a vector at a time and every plane (when aligned) written four
 // pixels at a time (H100, mono8-angles x32: 0.0126 -> 0.0108 ms against a super-pixel a thread;
-// eight a thread, 0.0123). A row's last group may be partial; other planes go pixel by pixel.
+// eight a thread, 0.0123). A row's last group may be partial.
 constexpr int kMonoGroup = 4;
 
 template <class T>
-__global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int outW, int outH, Planes<T> out, bool vectorRaw, bool vectorAngles) {
+__global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int outW, int outH, Planes<T> out, bool vectorRaw) {
   int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * kMonoGroup, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x0 >= outW || y >= outH) return;
   bool whole = x0 + kMonoGroup <= outW;
@@ -351,28 +359,39 @@ __global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int o
       for (int i = 0; i < 2 * kMonoGroup; ++i) sample[r][i] = x0 + i / 2 < outW ? rawSample(raw, s.format, 2 * x0 + i, 2 * y + r) : 0;
     }
   }
-  bool packed = whole && vectorAngles;
-  Planes<T> rest = out;  // what finishPixel writes
-  if (packed)
-    for (auto& plane : rest.angle) plane.data = nullptr;
+  int count = min(kMonoGroup, outW - x0);
   const uint8_t* at = s.layout.angleAt;
-  Vector<T, kMonoGroup> angle[4];
+  bool polarization = out.dolp.data || out.aolp.data || out.aolpVisual.data;
+  float maxv = static_cast<float>(maxValue(s.format));
+  T angle[4][kMonoGroup], s0[kMonoGroup];
+  float s1[kMonoGroup], s2[kMonoGroup], dolpRun[kMonoGroup], aolpRun[kMonoGroup];
+  uint8_t visual[3 * kMonoGroup];
 #pragma unroll
-  for (int i = 0; i < kMonoGroup; ++i) {
-    if (x0 + i >= outW) break;
-    int value[4][3];
+  for (int i = 0; i < kMonoGroup; ++i) {  // as finishPixel() computes them for one channel
     int p0 = sample[0][2 * i], p1 = sample[0][2 * i + 1], p2 = sample[1][2 * i], p3 = sample[1][2 * i + 1];  // block positions, row-major
+    int value[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k) {  // selects, not an array indexed at run time (local memory)
-      value[k][0] = at[0] == k ? p0 : at[1] == k ? p1 : at[2] == k ? p2 : p3;
-      angle[k].v[i] = static_cast<T>(value[k][0]);
+      value[k] = at[0] == k ? p0 : at[1] == k ? p1 : at[2] == k ? p2 : p3;
+      angle[k][i] = static_cast<T>(value[k]);
     }
-    finishPixel(rest, x0 + i, y, value, 1, static_cast<float>(maxValue(s.format)));
+    s0[i] = static_cast<T>((value[0] + value[1] + value[2] + value[3] + 2) >> 2);
+    Stokes st = stokes(static_cast<float>(value[0]), static_cast<float>(value[1]), static_cast<float>(value[2]), static_cast<float>(value[3]));
+    s1[i] = st.s1, s2[i] = st.s2;
+    if (polarization) {
+      dolpRun[i] = dolp(st), aolpRun[i] = aolp(st);
+      if (out.aolpVisual.data) aolpVisual(aolpRun[i], dolpRun[i], st.s0 * 0.5f / maxv, &visual[3 * i]);
+    }
   }
-  if (packed)
 #pragma unroll
-    for (int k = 0; k < 4; ++k)
-      if (out.angle[k].data) *reinterpret_cast<Vector<T, kMonoGroup>*>(&out.angle[k].at(x0, y, 0)) = angle[k];
+  for (int k = 0; k < 4; ++k)
+    if (out.angle[k].data) storeRun<kMonoGroup>(out.angle[k], x0, y, angle[k], count);
+  if (out.s0.data) storeRun<kMonoGroup>(out.s0, x0, y, s0, count);
+  if (out.s1.data) storeRun<kMonoGroup>(out.s1, x0, y, s1, count);
+  if (out.s2.data) storeRun<kMonoGroup>(out.s2, x0, y, s2, count);
+  if (out.dolp.data) storeRun<kMonoGroup>(out.dolp, x0, y, dolpRun, count);
+  if (out.aolp.data) storeRun<kMonoGroup>(out.aolp, x0, y, aolpRun, count);
+  if (out.aolpVisual.data) storeRun<kMonoGroup>(out.aolpVisual, x0, y, visual, 3 * count);
 }
 
 // Mono, full resolution: each angle at every pixel from its nearest samples, as the CPU does.
@@ -424,10 +443,8 @@ void launchDemosaic(const Settings& s, ImageView<const uint8_t> raw, int rawWidt
       demosaicMonoFull<T><<<grid, block, 0, stream>>>(s, raw, outW, outH, out);
     } else {
       bool vectorRaw = s.format != RawFormat::mono12p && raw.rowsAligned(2 * kMonoGroup * (s.format == RawFormat::mono8 ? 1 : 2));
-      bool vectorAngles = true;
-      for (const auto& plane : out.angle) vectorAngles = vectorAngles && plane.rowsAligned(kMonoGroup * sizeof(T));
       dim3 groups((outW + 32 * kMonoGroup - 1) / (32 * kMonoGroup), (outH + 7) / 8);
-      demosaicMonoHalf<T><<<groups, block, 0, stream>>>(s, raw, outW, outH, out, vectorRaw, vectorAngles);
+      demosaicMonoHalf<T><<<groups, block, 0, stream>>>(s, raw, outW, outH, out, vectorRaw);
     }
   }
   PP_CUDA_CHECK_LAUNCH();

@@ -64,6 +64,7 @@ void add(const std::string& name, Mosaic mosaic, std::vector<std::string> output
   add("rggb8-s0-dolp-aolp", Mosaic::rggb, {"s0", "dolp", "aolp"}, "8-bit colour raw: S0, DoLP, AoLP");
   add("rggb8-all", Mosaic::rggb, {"angles", "s0", "s1", "s2", "dolp", "aolp", "aolp_visual"}, "8-bit colour raw: every output");
   add("mono8-angles", Mosaic::mono, {"angles"}, "8-bit mono raw: four angle images (super-pixel)");
+  add("mono8-s0-dolp-aolp", Mosaic::mono, {"s0", "dolp", "aolp"}, "8-bit mono raw: S0, DoLP, AoLP (super-pixel)");
   add("rggb12-angles", Mosaic::rggb, {"angles"}, "12-bit colour raw (16-bit samples): four MHC-demosaiced RGB16 angle images", RawFormat::mono12);
   return true;
 }();
