@@ -7,22 +7,23 @@ namespace pp::polar {
 
 namespace {
 
-// Writes the angle values [angle][channel] of one output pixel and everything derived from them.
+// What the four angle values of one mono pixel give, computed as the CPU reference computes them
+// (stokes(), storePolarization()): S0 in the input's range, S1, S2, and DoLP, AoLP and the visual
+// when `polarization` (any of the three planes) is wanted.
 template <class T>
-__device__ __forceinline__ void finishPixel(const Planes<T>& out, int x, int y, const int (&value)[4][3], int channels, float maxv) {
-  Stokes luma{0.f, 0.f, 0.f};
-  for (int c = 0; c < channels; ++c) {
-    for (int k = 0; k < 4; ++k)
-      if (out.angle[k].data) out.angle[k].at(x, y, c) = static_cast<T>(value[k][c]);
-    if (out.s0.data) out.s0.at(x, y, c) = static_cast<T>((value[0][c] + value[1][c] + value[2][c] + value[3][c] + 2) >> 2);
-    Stokes st = stokes(static_cast<float>(value[0][c]), static_cast<float>(value[1][c]), static_cast<float>(value[2][c]), static_cast<float>(value[3][c]));
-    if (out.s1.data) out.s1.at(x, y, c) = st.s1;
-    if (out.s2.data) out.s2.at(x, y, c) = st.s2;
-    float w = channels == 3 ? lumaWeight(c) : 1.f;
-    luma.s0 += w * st.s0, luma.s1 += w * st.s1, luma.s2 += w * st.s2;
+struct MonoStokes {
+  T s0;
+  float s1, s2, dolp = 0.f, aolp = 0.f;
+  uint8_t visual[3] = {};
+  __device__ __forceinline__ MonoStokes(const int (&v)[4], bool polarization, bool visualWanted, float maxv) {
+    s0 = static_cast<T>((v[0] + v[1] + v[2] + v[3] + 2) >> 2);
+    Stokes st = stokes(static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2]), static_cast<float>(v[3]));
+    s1 = st.s1, s2 = st.s2;
+    if (!polarization) return;
+    dolp = pp::polar::dolp(st), aolp = pp::polar::aolp(st);
+    if (visualWanted) aolpVisual(aolp, dolp, st.s0 * 0.5f / maxv, visual);
   }
-  storePolarization(out, x, y, luma, maxv);
-}
+};
 
 // Colour blocks: 32x4 threads, each demosaicing a 2x2 quad of half-resolution pixels of all four
 // angles, so the Bayer colour of each of its pixels is known at compile time. A block covers 64x8
@@ -367,7 +368,7 @@ __global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int o
   float s1[kMonoGroup], s2[kMonoGroup], dolpRun[kMonoGroup], aolpRun[kMonoGroup];
   uint8_t visual[3 * kMonoGroup];
 #pragma unroll
-  for (int i = 0; i < kMonoGroup; ++i) {  // as finishPixel() computes them for one channel
+  for (int i = 0; i < kMonoGroup; ++i) {
     int p0 = sample[0][2 * i], p1 = sample[0][2 * i + 1], p2 = sample[1][2 * i], p3 = sample[1][2 * i + 1];  // block positions, row-major
     int value[4];
 #pragma unroll
@@ -375,13 +376,10 @@ __global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int o
       value[k] = at[0] == k ? p0 : at[1] == k ? p1 : at[2] == k ? p2 : p3;
       angle[k][i] = static_cast<T>(value[k]);
     }
-    s0[i] = static_cast<T>((value[0] + value[1] + value[2] + value[3] + 2) >> 2);
-    Stokes st = stokes(static_cast<float>(value[0]), static_cast<float>(value[1]), static_cast<float>(value[2]), static_cast<float>(value[3]));
-    s1[i] = st.s1, s2[i] = st.s2;
-    if (polarization) {
-      dolpRun[i] = dolp(st), aolpRun[i] = aolp(st);
-      if (out.aolpVisual.data) aolpVisual(aolpRun[i], dolpRun[i], st.s0 * 0.5f / maxv, &visual[3 * i]);
-    }
+    MonoStokes<T> d(value, polarization, out.aolpVisual.data, maxv);
+    s0[i] = d.s0, s1[i] = d.s1, s2[i] = d.s2, dolpRun[i] = d.dolp, aolpRun[i] = d.aolp;
+#pragma unroll
+    for (int c = 0; c < 3; ++c) visual[3 * i + c] = d.visual[c];
   }
 #pragma unroll
   for (int k = 0; k < 4; ++k)
@@ -400,7 +398,7 @@ __global__ void demosaicMonoFull(Settings s, ImageView<const uint8_t> raw, int o
   int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= outW || y >= outH) return;
   int subW = outW / 2, subH = outH / 2;
-  int value[4][3];
+  int value[4];
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     int ox = 0, oy = 0;
@@ -411,9 +409,17 @@ __global__ void demosaicMonoFull(Settings s, ImageView<const uint8_t> raw, int o
     int n = (xb != xa ? 2 : 1) * (yb != ya ? 2 : 1);
     auto at = [&](int sxi, int syi) { return rawSample(raw, s.format, 2 * reflect101(sxi, subW) + ox, 2 * reflect101(syi, subH) + oy); };
     int sum = at(xa, ya) + (xb != xa ? at(xb, ya) : 0) + (yb != ya ? at(xa, yb) : 0) + (n == 4 ? at(xb, yb) : 0);
-    value[k][0] = (sum + n / 2) / n;
+    value[k] = (sum + n / 2) / n;
+    if (out.angle[k].data) out.angle[k].at(x, y) = static_cast<T>(value[k]);
   }
-  finishPixel(out, x, y, value, 1, static_cast<float>(maxValue(s.format)));
+  MonoStokes<T> d(value, out.dolp.data || out.aolp.data || out.aolpVisual.data, out.aolpVisual.data, static_cast<float>(maxValue(s.format)));
+  if (out.s0.data) out.s0.at(x, y) = d.s0;
+  if (out.s1.data) out.s1.at(x, y) = d.s1;
+  if (out.s2.data) out.s2.at(x, y) = d.s2;
+  if (out.dolp.data) out.dolp.at(x, y) = d.dolp;
+  if (out.aolp.data) out.aolp.at(x, y) = d.aolp;
+  if (out.aolpVisual.data)
+    for (int c = 0; c < 3; ++c) out.aolpVisual.at(x, y, c) = d.visual[c];
 }
 
 }  // namespace
