@@ -25,17 +25,24 @@ struct MonoStokes {
   }
 };
 
-// Colour blocks: 32x4 threads, each demosaicing a 2x2 quad of half-resolution pixels of all four
-// angles, so the Bayer colour of each of its pixels is known at compile time. A block covers 64x8
-// pixels. The two polarizer positions of a block row (raw columns 0 and 1) are carried together
-// as the 16-bit lanes of one word: in the tile, and for 8-bit raw through all of MHC's arithmetic
-// (its x16 sums stay within a lane), so one integer operation serves two angles.
+// Colour blocks: 32x4 threads, each demosaicing 4x2 half-resolution pixels (two 2x2 quads side by
+// side) of all four angles, so the Bayer colour of each of its pixels is known at compile time. A
+// block covers 128x8 pixels. The two polarizer positions of a block row (raw columns 0 and 1) are
+// carried together as the 16-bit lanes of one word: in the tile, and for 8-bit raw through all of
+// MHC's arithmetic (its x16 sums stay within a lane), so one integer operation serves two angles.
+// Four pixels a thread make a 12-byte piece of each RGB row, staged by three 4-byte stores that
+// hit 32 different banks across a warp (a quad a thread staged 6-byte pieces: 2-byte stores of two
+// wavefronts each), and its window 16-byte loads.
 constexpr int kThreadsX = 32, kThreadsY = 4, kThreads = kThreadsX * kThreadsY;
-constexpr int kTileW = 2 * kThreadsX, kTileH = 2 * kThreadsY;
+constexpr int kSpanX = 4;  // a thread's pixels along a row
+constexpr int kTileW = kSpanX * kThreadsX, kTileH = 2 * kThreadsY;
 // Tile: kRawTileH raw rows (the block's sub-image rows with a 2-row halo, both polarizer rows) of
 // position pairs for sub-image columns x0 - kTileLead .. x0 + kTileW + kTileLead - 1; the windows
 // reach columns kTileLead - 2 .. kTileLead + kTileW + 1. The lead keeps 16-byte raw chunks aligned.
 constexpr int kRawTileH = (kTileH + 4) * 2, kTileLead = 8, kTileWords = kTileW + 2 * kTileLead;
+// Held as [polarizer row][sub-image row][column], so each polarizer row's rows are one block of
+// shared memory that is free once every warp has read its windows there.
+using Tile = uint32_t[2][kRawTileH / 2][kTileWords];
 constexpr int kWindowBegin = kTileLead - 2, kWindowEnd = kTileLead + kTileW + 2;
 
 // A tile coordinate reflected into the sub-image; in a sub-image smaller than the tile, those that
@@ -73,6 +80,9 @@ struct WidePair {
 
 template <class T> using PairOf = std::conditional_t<sizeof(T) == 1, BytePair, WidePair>;
 
+// Raw tile row ty (polarizer row ty % 2 of sub-image row ty / 2), column k.
+__device__ __forceinline__ uint32_t* tileAt(Tile& tile, int ty, int k) { return &tile[ty & 1][ty >> 1][k]; }
+
 // Puts one 16-byte raw chunk into a tile row: 8-bit samples spread into 16-bit lanes, 16-bit
 // samples as they are.
 __device__ __forceinline__ void storeChunk(uint8_t, uint32_t* dst, uint4 v) {
@@ -88,7 +98,7 @@ __device__ __forceinline__ void storeChunk(uint16_t, uint32_t* dst, uint4 v) { *
 // row covers are read sample by sample. (Border blocks reading every sample so took 45% of the
 // warps' time.)
 template <class T>
-__device__ __forceinline__ void loadTile(uint32_t (&tile)[kRawTileH][kTileWords], const Settings& s, const ImageView<const uint8_t>& raw, int x0, int y0,
+__device__ __forceinline__ void loadTile(Tile& tile, const Settings& s, const ImageView<const uint8_t>& raw, int x0, int y0,
                                          int subW, int subH) {
   int tid = threadIdx.y * kThreadsX + threadIdx.x;
   auto sourceRow = [&](int ty) { return 2 * tileSource(y0 - 2 + ty / 2, subH) + (ty & 1); };
@@ -97,16 +107,18 @@ __device__ __forceinline__ void loadTile(uint32_t (&tile)[kRawTileH][kTileWords]
   if (s.format != RawFormat::mono12p && raw.rowsAligned(16)) {
     // A thread copies one chunk column of every kRowsApart-th row: the divisions once, the loads together.
     constexpr int kPerChunk = 8 / static_cast<int>(sizeof(T)), kChunks = kTileWords / kPerChunk, kRowsApart = kThreads / kChunks;
-    static_assert(kRawTileH % kRowsApart == 0, "whole passes over the tile rows");
+    constexpr int kPasses = (kRawTileH + kRowsApart - 1) / kRowsApart;
     int rowBytes = 2 * subW * static_cast<int>(sizeof(T));
     if (tid < kRowsApart * kChunks) {
-      int chunk = tid % kChunks, byte = 2 * static_cast<int>(sizeof(T)) * (first + kPerChunk * chunk);
+      int chunk = tid % kChunks, firstRow = tid / kChunks, byte = 2 * static_cast<int>(sizeof(T)) * (first + kPerChunk * chunk);
       if (byte >= 0 && byte + 16 <= rowBytes) {
-        uint4 v[kRawTileH / kRowsApart];
+        uint4 v[kPasses];
 #pragma unroll
-        for (int i = 0; i < kRawTileH / kRowsApart; ++i) v[i] = *reinterpret_cast<const uint4*>(raw.row(sourceRow(tid / kChunks + i * kRowsApart)) + byte);
+        for (int i = 0; i < kPasses; ++i)
+          if (firstRow + i * kRowsApart < kRawTileH) v[i] = *reinterpret_cast<const uint4*>(raw.row(sourceRow(firstRow + i * kRowsApart)) + byte);
 #pragma unroll
-        for (int i = 0; i < kRawTileH / kRowsApart; ++i) storeChunk(T{}, &tile[tid / kChunks + i * kRowsApart][kPerChunk * chunk], v[i]);
+        for (int i = 0; i < kPasses; ++i)
+          if (firstRow + i * kRowsApart < kRawTileH) storeChunk(T{}, tileAt(tile, firstRow + i * kRowsApart, kPerChunk * chunk), v[i]);
       }
     }
     // Left of the row; right of its last whole chunk up to the column the last pixel's window
@@ -119,7 +131,27 @@ __device__ __forceinline__ void loadTile(uint32_t (&tile)[kRawTileH][kTileWords]
   for (int i = tid; i < columns * kRawTileH; i += kThreads) {
     int ty = i / columns, j = i - ty * columns, k = j < left ? kWindowBegin + j : rightBegin + j - left, rawRow = sourceRow(ty);
     int x = 2 * tileSource(first + k, subW);
-    tile[ty][k] = static_cast<uint32_t>(rawSample(raw, s.format, x, rawRow)) | static_cast<uint32_t>(rawSample(raw, s.format, x + 1, rawRow)) << 16;
+    *tileAt(tile, ty, k) = static_cast<uint32_t>(rawSample(raw, s.format, x, rawRow)) | static_cast<uint32_t>(rawSample(raw, s.format, x + 1, rawRow)) << 16;
+  }
+}
+
+// A thread's windows for one polarizer row: tile rows dy = -2..3 and columns dx = -2..5 from its
+// first pixel (`origin`), as the 16-byte group of its own four columns and the one or two columns
+// on either side that the taps reach; the corners no tap reads are left out.
+template <class Pair>
+__device__ __forceinline__ void loadWindow(const uint32_t* origin, Pair (&window)[6][kSpanX + 4]) {
+#pragma unroll
+  for (int r = 0; r < 6; ++r) {
+    const uint32_t* at = origin + (r - 2) * kTileWords;
+    uint4 own = *reinterpret_cast<const uint4*>(at);
+    window[r][2] = Pair::fromWord(own.x), window[r][3] = Pair::fromWord(own.y), window[r][4] = Pair::fromWord(own.z), window[r][5] = Pair::fromWord(own.w);
+    if (r == 1 || r == 4) {
+      window[r][1] = Pair::fromWord(at[-1]), window[r][6] = Pair::fromWord(at[kSpanX]);
+    } else if (r == 2 || r == 3) {
+      uint2 left = *reinterpret_cast<const uint2*>(at - 2), right = *reinterpret_cast<const uint2*>(at + kSpanX);
+      window[r][0] = Pair::fromWord(left.x), window[r][1] = Pair::fromWord(left.y);
+      window[r][6] = Pair::fromWord(right.x), window[r][7] = Pair::fromWord(right.y);
+    }
   }
 }
 
@@ -148,54 +180,63 @@ __device__ __forceinline__ void mhcPixel(const P& p, int maxv, Pair (&rgb)[3]) {
   }
 }
 
-// Stages one quad row (two RGB pixels) of position lane Lane: 8-bit as three byte pairs.
-template <int Lane>
-__device__ __forceinline__ void stageRow(uint8_t* dst, const BytePair (&left)[3], const BytePair (&right)[3]) {
-  constexpr uint32_t kPick = Lane == 0 ? 0x0040 : 0x0062;  // the lane's low byte of each word
-  auto* pairs = reinterpret_cast<uint16_t*>(dst);
-  pairs[0] = static_cast<uint16_t>(__byte_perm(left[0].v, left[1].v, kPick));
-  pairs[1] = static_cast<uint16_t>(__byte_perm(left[2].v, right[0].v, kPick));
-  pairs[2] = static_cast<uint16_t>(__byte_perm(right[1].v, right[2].v, kPick));
-}
-template <int Lane>
-__device__ __forceinline__ void stageRow(uint16_t* dst, const WidePair (&left)[3], const WidePair (&right)[3]) {
-  for (int c = 0; c < 3; ++c) dst[c] = static_cast<uint16_t>(left[c].value<Lane>()), dst[3 + c] = static_cast<uint16_t>(right[c].value<Lane>());
-}
-
-// Writes staged RGB rows sample by sample, for the planes in `which` (bit p: plane p): blocks at
-// the image's right or bottom edge, planes whose rows are not 16-byte aligned.
-template <class T>
-__device__ __forceinline__ void storeStagedSamples(const T (&staged)[4][kTileH][kTileW * 3], const ImageView<T> (&planes)[4], unsigned which, int x0, int y0,
-                                                    int subW, int subH) {
-  int tid = threadIdx.y * kThreadsX + threadIdx.x, rows = min(kTileH, subH - y0), samples = min(kTileW, subW - x0) * 3;
-  for (int p = 0; p < 4; ++p) {
-    if (!(which & (1u << p))) continue;
-    for (int i = tid; i < rows * kTileW * 3; i += kThreads) {
-      int row = i / (kTileW * 3), column = i - row * kTileW * 3;
-      if (column < samples) planes[p].row(y0 + row)[x0 * 3 + column] = staged[p][row][column];
-    }
+// Stages the thread's piece of one RGB row (its kSpanX pixels) for the two positions of a
+// polarizer row, each where its plane is wanted (`first`, `second` not null). 8-bit: the byte
+// pairs of four samples are gathered into one word per position, three 4-byte stores a position.
+__device__ __forceinline__ void stagePiece(uint8_t* first, uint8_t* second, const BytePair (&rgb)[kSpanX][3]) {
+#pragma unroll
+  for (int k = 0; k < 3; ++k) {  // samples 4k .. 4k + 3 of the piece
+    auto sample = [&](int i) { return rgb[(4 * k + i) / 3][(4 * k + i) % 3].v; };
+    uint32_t low = __byte_perm(sample(0), sample(1), 0x6240), high = __byte_perm(sample(2), sample(3), 0x6240);  // lane 0, lane 1, lane 0, lane 1 bytes
+    if (first) reinterpret_cast<uint32_t*>(first)[k] = __byte_perm(low, high, 0x5410);
+    if (second) reinterpret_cast<uint32_t*>(second)[k] = __byte_perm(low, high, 0x7632);
   }
 }
+__device__ __forceinline__ void stagePiece(uint16_t* first, uint16_t* second, const WidePair (&rgb)[kSpanX][3]) {
+#pragma unroll
+  for (int k = 0; k < 3; ++k) {  // 8-byte stores
+    auto sample = [&](int i) { return rgb[(4 * k + i) / 3][(4 * k + i) % 3]; };
+    if (first) *reinterpret_cast<uint2*>(first + 4 * k) = make_uint2(sample(0).a | sample(1).a << 16, sample(2).a | sample(3).a << 16);
+    if (second) *reinterpret_cast<uint2*>(second + 4 * k) = make_uint2(sample(0).b | sample(1).b << 16, sample(2).b | sample(3).b << 16);
+  }
+}
+
+// Where the four angle planes' staged RGB rows (kTileH rows of kTileW * 3 samples each) are: the
+// two planes of polarizer row r one after the other from region(r). 8-bit rows fit in the tile
+// rows of their polarizer row once its windows are read (so a block needs 13.5 KB of shared
+// memory and ten fit an SM, enough for the whole grid at once); 16-bit rows do not, and have
+// their own.
+template <class T>
+struct Staging {
+  static constexpr bool kInTile = sizeof(T) == 1;
+  static constexpr int kPlane = kTileH * kTileW * 3;  // samples
+  T* base;
+  int regionStride;  // samples
+  __device__ __forceinline__ T* row(int plane, int y) const { return base + (plane >> 1) * regionStride + (plane & 1) * kPlane + y * kTileW * 3; }
+};
 
 // Writes the block's staged RGB rows: 16-byte chunks to planes whose rows are 16-byte aligned
-// when the block is inside the image (x0 * 3 samples is then a multiple of 192), the others
-// sample by sample.
+// (x0 * 3 samples is a multiple of 384), sample by sample where a plane's rows are not or a chunk
+// runs past the image's right edge.
 template <class T>
-__device__ __forceinline__ void storeStaged(const T (&staged)[4][kTileH][kTileW * 3], const ImageView<T> (&planes)[4], int x0, int y0, int subW, int subH) {
-  int tid = threadIdx.y * kThreadsX + threadIdx.x;
-  bool whole = x0 + kTileW <= subW && y0 + kTileH <= subH;
-  unsigned chunked = 0, sampled = 0;  // bit p: plane p written in chunks, sample by sample
+__device__ __forceinline__ void storeStaged(const Staging<T>& staged, const ImageView<T> (&planes)[4], int x0, int y0, int subW, int subH) {
+  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T)), kChunks = kTileW * 3 / kPerChunk;  // per row
+  int tid = threadIdx.y * kThreadsX + threadIdx.x, rows = min(kTileH, subH - y0), samples = min(kTileW, subW - x0) * 3;
 #pragma unroll
-  for (int p = 0; p < 4; ++p)
-    if (planes[p].data) (whole && planes[p].rowsAligned(16) ? chunked : sampled) |= 1u << p;
-  constexpr int kChunks = kTileW * 3 * static_cast<int>(sizeof(T)) / 16;  // per row
-  for (int i = tid; i < kChunks * kTileH; i += kThreads) {
-    int row = i / kChunks, chunk = i - row * kChunks;
-#pragma unroll
-    for (int p = 0; p < 4; ++p)
-      if (chunked & (1u << p)) reinterpret_cast<uint4*>(planes[p].row(y0 + row) + x0 * 3)[chunk] = reinterpret_cast<const uint4*>(staged[p][row])[chunk];
+  for (int p = 0; p < 4; ++p) {
+    if (!planes[p].data) continue;
+    bool aligned = planes[p].rowsAligned(16);
+    for (int i = tid; i < kChunks * rows; i += kThreads) {
+      int row = i / kChunks, begin = (i - row * kChunks) * kPerChunk;
+      T* dst = planes[p].row(y0 + row) + x0 * 3 + begin;
+      const T* src = staged.row(p, row) + begin;
+      if (aligned && begin + kPerChunk <= samples) {
+        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+      } else {
+        for (int k = 0; k < kPerChunk && begin + k < samples; ++k) dst[k] = src[k];
+      }
+    }
   }
-  if (sampled) storeStagedSamples(staged, planes, sampled, x0, y0, subW, subH);
 }
 
 // N samples as one aligned load or store.
@@ -227,102 +268,117 @@ __device__ __forceinline__ void storeRun(const ImageView<V>& plane, int x, int y
   }
 }
 
-// Colour sensors. C00..C11: the Bayer colours of the quad (template, so nothing is selected at
-// run time). `out.angle` is in block-position order (the launcher reorders it). Every position's
-// RGB rows are staged, then written out after one barrier; Stokes sums are kept only when a Stokes
-// plane is wanted.
+// Writes the Stokes planes (those wanted) of one row of a thread's kSpanX pixels from the four
+// positions' staged RGB values (so the MHC's registers are free by then), computed as stokes() and
+// storePolarization() compute them, each plane kSpanX pixels a store when it can, one plane at a
+// time (all of them at once would not fit the registers of ten blocks an SM).
+template <class T>
+__device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const PositionWeights& weights, const Staging<T>& staged, int sy, int sx, int x, int y,
+                                               int count, int maxv) {
+  constexpr int kSamples = 3 * kSpanX;
+  Vector<T, 4> pieces[4][kSamples / 4];  // [block position]: its staged samples, as loaded
+#pragma unroll
+  for (int k = 0; k < 4; ++k)
+#pragma unroll
+    for (int i = 0; i < kSamples / 4; ++i) pieces[k][i] = reinterpret_cast<const Vector<T, 4>*>(staged.row(k, sy) + sx)[i];
+  struct Sums {
+    int sum, s1, s2;  // of the four positions; S1 and S2 exact differences
+  };
+  auto sumsAt = [&](int i) {
+    Sums r{0, 0, 0};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      int v = pieces[k][i / 4].v[i % 4];
+      r.sum += v, r.s1 += static_cast<int>(weights.s1[k]) * v, r.s2 += static_cast<int>(weights.s2[k]) * v;
+    }
+    return r;
+  };
+  if (out.s0.data) {
+    T row[kSamples];
+#pragma unroll
+    for (int i = 0; i < kSamples; ++i) row[i] = static_cast<T>((sumsAt(i).sum + 2) >> 2);
+    storeRun<4>(out.s0, x, y, row, 3 * count);
+  }
+  if (out.s1.data) {
+    float row[kSamples];
+#pragma unroll
+    for (int i = 0; i < kSamples; ++i) row[i] = static_cast<float>(sumsAt(i).s1);
+    storeRun<4>(out.s1, x, y, row, 3 * count);
+  }
+  if (out.s2.data) {
+    float row[kSamples];
+#pragma unroll
+    for (int i = 0; i < kSamples; ++i) row[i] = static_cast<float>(sumsAt(i).s2);
+    storeRun<4>(out.s2, x, y, row, 3 * count);
+  }
+  if (!out.dolp.data && !out.aolp.data && !out.aolpVisual.data) return;
+  float dolpRow[kSpanX], aolpRow[kSpanX];
+  uint8_t visualRow[3 * kSpanX];
+#pragma unroll
+  for (int qx = 0; qx < kSpanX; ++qx) {  // as stokes() and storePolarization() compute them, from the luminance
+    pp::polar::Stokes luma{0.f, 0.f, 0.f};
+#pragma unroll
+    for (int c = 0; c < 3; ++c) {
+      Sums st = sumsAt(3 * qx + c);
+      float w = lumaWeight(c);
+      luma.s0 += w * (static_cast<float>(st.sum) * 0.5f), luma.s1 += w * static_cast<float>(st.s1), luma.s2 += w * static_cast<float>(st.s2);
+    }
+    dolpRow[qx] = dolp(luma), aolpRow[qx] = aolp(luma);
+    if (out.aolpVisual.data) aolpVisual(aolpRow[qx], dolpRow[qx], luma.s0 * 0.5f / static_cast<float>(maxv), &visualRow[3 * qx]);
+  }
+  if (out.dolp.data) storeRun<4>(out.dolp, x, y, dolpRow, count);
+  if (out.aolp.data) storeRun<4>(out.aolp, x, y, aolpRow, count);
+  if (out.aolpVisual.data) storeRun<4>(out.aolpVisual, x, y, visualRow, 3 * count);
+}
+
+// Colour sensors. C00..C11: the Bayer colours of a quad (template, so nothing is selected at run
+// time). `out.angle` is in block-position order (the launcher reorders it). Every position's RGB
+// rows are staged, then written out after one barrier; the Stokes planes, when wanted, as soon as
+// a pixel row's four positions are known.
 template <int C00, int C10, int C01, int C11, bool Stokes, class T>
-__global__ void __launch_bounds__(kThreads) demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
+__global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? 10 : 1) demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
                                                             PositionWeights weights) {
   using Pair = PairOf<T>;
-  __shared__ __align__(16) uint32_t tile[kRawTileH][kTileWords];
-  __shared__ __align__(16) T staged[4][kTileH][kTileW * 3];  // each position's RGB rows, written out 16 bytes at a time
+  __shared__ __align__(16) Tile tile;
+  __shared__ __align__(16) T wideStaging[Staging<T>::kInTile ? 16 : 4 * Staging<T>::kPlane];
+  Staging<T> staged = Staging<T>::kInTile ? Staging<T>{reinterpret_cast<T*>(tile), static_cast<int>(sizeof(tile[0]) / sizeof(T))}
+                                          : Staging<T>{wideStaging, 2 * Staging<T>::kPlane};
   int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
   loadTile<T>(tile, s, raw, x0, y0, subW, subH);
   __syncthreads();
-  int x = x0 + 2 * threadIdx.x, y = y0 + 2 * threadIdx.y;  // the quad's top-left pixel
-  bool inside = x < subW && y < subH;                       // sub-image sizes are even
+  int x = x0 + kSpanX * threadIdx.x, y = y0 + 2 * threadIdx.y;  // the thread's first pixel
+  int count = y < subH ? min(kSpanX, subW - x) : 0;             // its pixels a row inside the image (sub-image sizes are even)
   int maxv = sizeof(T) == 1 ? 255 : maxValue(s.format);
-  int sum[4][3] = {}, s1[4][3] = {}, s2[4][3] = {};  // [quad pixel][channel], scaled below
 #pragma unroll
   for (int row = 0; row < 2; ++row) {  // polarizer row: positions 2 * row (lane 0) and 2 * row + 1 (lane 1)
-    // The quad's windows, rows dy = -2..3 and columns dx = -2..3 from its top-left pixel, read in
-    // column pairs; the corner pairs of the first and last rows feed no tap.
-    const uint32_t* origin = &tile[(2 * threadIdx.y + 2) * 2 + row][2 * threadIdx.x + kTileLead];
-    Pair window[6][6];
+    Pair window[6][kSpanX + 4];
+    loadWindow(&tile[row][2 * threadIdx.y + 2][kTileLead + kSpanX * threadIdx.x], window);
+    if (Staging<T>::kInTile) __syncthreads();  // this polarizer row's tile rows are read: staging goes there
 #pragma unroll
-    for (int r = 0; r < 6; ++r)
+    for (int qy = 0; qy < 2; ++qy) {  // a pixel row at a time, staged as soon as made
+      Pair rgb[kSpanX][3];
 #pragma unroll
-      for (int c = 0; c < 6; c += 2) {
-        if ((r == 0 || r == 5) && c != 2) continue;
-        uint2 w = *reinterpret_cast<const uint2*>(origin + (r - 2) * 2 * kTileWords + c - 2);
-        window[r][c] = Pair::fromWord(w.x), window[r][c + 1] = Pair::fromWord(w.y);
+      for (int qx = 0; qx < kSpanX; ++qx) {
+        auto p = [&](int dx, int dy) { return window[qy + dy + 2][qx + dx + 2]; };
+        Pair(&px)[3] = rgb[qx];
+        if (qx % 2 == 0 && qy == 0) mhcPixel<C00, C10, C01>(p, maxv, px);
+        if (qx % 2 == 1 && qy == 0) mhcPixel<C10, C00, C11>(p, maxv, px);
+        if (qx % 2 == 0 && qy == 1) mhcPixel<C01, C11, C00>(p, maxv, px);
+        if (qx % 2 == 1 && qy == 1) mhcPixel<C11, C01, C10>(p, maxv, px);
       }
-    Pair rgb[4][3];
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      int qx = q & 1, qy = q >> 1;
-      auto p = [&](int dx, int dy) { return window[qy + dy + 2][qx + dx + 2]; };
-      if (q == 0) mhcPixel<C00, C10, C01>(p, maxv, rgb[q]);
-      if (q == 1) mhcPixel<C10, C00, C11>(p, maxv, rgb[q]);
-      if (q == 2) mhcPixel<C01, C11, C00>(p, maxv, rgb[q]);
-      if (q == 3) mhcPixel<C11, C01, C10>(p, maxv, rgb[q]);
-    }
-    if (inside)
-#pragma unroll
-      for (int qy = 0; qy < 2; ++qy) {
-        int sy = 2 * threadIdx.y + qy, sx = 2 * threadIdx.x * 3;
-        if (out.angle[2 * row].data) stageRow<0>(&staged[2 * row][sy][sx], rgb[2 * qy], rgb[2 * qy + 1]);
-        if (out.angle[2 * row + 1].data) stageRow<1>(&staged[2 * row + 1][sy][sx], rgb[2 * qy], rgb[2 * qy + 1]);
-      }
-    if constexpr (Stokes) {
-#pragma unroll
-      for (int q = 0; q < 4; ++q)
-#pragma unroll
-        for (int c = 0; c < 3; ++c) {
-          int v0 = rgb[q][c].template value<0>(), v1 = rgb[q][c].template value<1>();
-          sum[q][c] += v0 + v1;
-          s1[q][c] += static_cast<int>(weights.s1[2 * row]) * v0 + static_cast<int>(weights.s1[2 * row + 1]) * v1;
-          s2[q][c] += static_cast<int>(weights.s2[2 * row]) * v0 + static_cast<int>(weights.s2[2 * row + 1]) * v1;
-        }
+      if (count <= 0) continue;
+      int sy = 2 * threadIdx.y + qy, sx = kSpanX * 3 * threadIdx.x;
+      // Stokes planes are made from all four positions' staged values.
+      stagePiece(Stokes || out.angle[2 * row].data ? staged.row(2 * row, sy) + sx : nullptr,
+                 Stokes || out.angle[2 * row + 1].data ? staged.row(2 * row + 1, sy) + sx : nullptr, rgb);
     }
   }
   __syncthreads();
   storeStaged(staged, out.angle, x0, y0, subW, subH);
-  if constexpr (Stokes) {
-    if (!inside) return;
-    bool polarization = out.dolp.data || out.aolp.data || out.aolpVisual.data;
+  if constexpr (Stokes)
+    if (count > 0)
 #pragma unroll
-    for (int qy = 0; qy < 2; ++qy) {  // each quad row's two pixels, written together
-      T s0Row[6];
-      float s1Row[6], s2Row[6], dolpRow[2], aolpRow[2];
-      uint8_t visualRow[6];
-#pragma unroll
-      for (int qx = 0; qx < 2; ++qx) {
-        int q = 2 * qy + qx;
-        pp::polar::Stokes luma{0.f, 0.f, 0.f};
-#pragma unroll
-        for (int c = 0; c < 3; ++c) {
-          s0Row[3 * qx + c] = static_cast<T>((sum[q][c] + 2) >> 2);
-          // The same float operations as stokes(): s0 = (sum) * 0.5, s1 and s2 exact differences.
-          pp::polar::Stokes st{static_cast<float>(sum[q][c]) * 0.5f, static_cast<float>(s1[q][c]), static_cast<float>(s2[q][c])};
-          s1Row[3 * qx + c] = st.s1, s2Row[3 * qx + c] = st.s2;
-          float w = lumaWeight(c);
-          luma.s0 += w * st.s0, luma.s1 += w * st.s1, luma.s2 += w * st.s2;
-        }
-        if (polarization) {  // as storePolarization() computes them
-          dolpRow[qx] = dolp(luma), aolpRow[qx] = aolp(luma);
-          if (out.aolpVisual.data) aolpVisual(aolpRow[qx], dolpRow[qx], luma.s0 * 0.5f / static_cast<float>(maxv), &visualRow[3 * qx]);
-        }
-      }
-      if (out.s0.data) storeRun<2>(out.s0, x, y + qy, s0Row);
-      if (out.s1.data) storeRun<2>(out.s1, x, y + qy, s1Row);
-      if (out.s2.data) storeRun<2>(out.s2, x, y + qy, s2Row);
-      if (out.dolp.data) storeRun<2>(out.dolp, x, y + qy, dolpRow);
-      if (out.aolp.data) storeRun<2>(out.aolp, x, y + qy, aolpRow);
-      if (out.aolpVisual.data) storeRun<2>(out.aolpVisual, x, y + qy, visualRow);
-    }
-  }
+      for (int qy = 0; qy < 2; ++qy) storeStokesRow(out, weights, staged, 2 * threadIdx.y + qy, kSpanX * 3 * threadIdx.x, x, y + qy, count, maxv);
 }
 
 template <int C00, int C10, int C01, int C11, class T>
@@ -332,7 +388,6 @@ void launchColour(const Settings& s, ImageView<const uint8_t> raw, int subW, int
   if (stokes) demosaicColour<C00, C10, C01, C11, true, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
   else demosaicColour<C00, C10, C01, C11, false, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
 }
-
 // Mono, half resolution: a thread per four super-pixels side by side, so that 8 and 16-bit raw
 // rows (when aligned) are read a vector at a time and every plane (when aligned) written four
 // pixels at a time (H100, mono8-angles x32: 0.0126 -> 0.0108 ms against a super-pixel a thread;
