@@ -222,15 +222,18 @@ template <class T>
 __device__ __forceinline__ void storeStaged(const Staging<T>& staged, const ImageView<T> (&planes)[4], int x0, int y0, int subW, int subH) {
   constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T)), kChunks = kTileW * 3 / kPerChunk;  // per row
   int tid = threadIdx.y * kThreadsX + threadIdx.x, rows = min(kTileH, subH - y0), samples = min(kTileW, subW - x0) * 3;
+  bool aligned[4];
 #pragma unroll
-  for (int p = 0; p < 4; ++p) {
-    if (!planes[p].data) continue;
-    bool aligned = planes[p].rowsAligned(16);
-    for (int i = tid; i < kChunks * rows; i += kThreads) {
-      int row = i / kChunks, begin = (i - row * kChunks) * kPerChunk;
+  for (int p = 0; p < 4; ++p) aligned[p] = planes[p].rowsAligned(16);
+  for (int i = tid; i < kChunks * rows; i += kThreads) {  // the same chunk of every plane
+    int row = i / kChunks, begin = (i - row * kChunks) * kPerChunk;
+    bool whole = begin + kPerChunk <= samples;
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      if (!planes[p].data) continue;
       T* dst = planes[p].row(y0 + row) + x0 * 3 + begin;
       const T* src = staged.row(p, row) + begin;
-      if (aligned && begin + kPerChunk <= samples) {
+      if (aligned[p] && whole) {
         *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
       } else {
         for (int k = 0; k < kPerChunk && begin + k < samples; ++k) dst[k] = src[k];
