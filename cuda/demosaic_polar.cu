@@ -273,25 +273,20 @@ __device__ __forceinline__ void storeRun(const ImageView<V>& plane, int x, int y
 
 // Writes the Stokes planes (those wanted) of one row of a thread's kSpanX pixels from the four
 // positions' staged RGB values (so the MHC's registers are free by then), computed as stokes() and
-// storePolarization() compute them, each plane kSpanX pixels a store when it can, one plane at a
-// time (all of them at once would not fit the registers of ten blocks an SM).
+// storePolarization() compute them, each plane kSpanX pixels a store when it can. DoLP, AoLP and
+// the visual are made a pixel at a time: four pixels' worth at once took 96 registers.
 template <class T>
 __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const PositionWeights& weights, const Staging<T>& staged, int sy, int sx, int x, int y,
                                                int count, int maxv) {
   constexpr int kSamples = 3 * kSpanX;
-  Vector<T, 4> pieces[4][kSamples / 4];  // [block position]: its staged samples, as loaded
-#pragma unroll
-  for (int k = 0; k < 4; ++k)
-#pragma unroll
-    for (int i = 0; i < kSamples / 4; ++i) pieces[k][i] = reinterpret_cast<const Vector<T, 4>*>(staged.row(k, sy) + sx)[i];
   struct Sums {
     int sum, s1, s2;  // of the four positions; S1 and S2 exact differences
   };
-  auto sumsAt = [&](int i) {
+  auto sumsAt = [&](int i) {  // sample i of the thread's piece of the row
     Sums r{0, 0, 0};
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      int v = pieces[k][i / 4].v[i % 4];
+      int v = staged.row(k, sy)[sx + i];
       r.sum += v, r.s1 += static_cast<int>(weights.s1[k]) * v, r.s2 += static_cast<int>(weights.s2[k]) * v;
     }
     return r;
@@ -317,7 +312,7 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Posit
   if (!out.dolp.data && !out.aolp.data && !out.aolpVisual.data) return;
   float dolpRow[kSpanX], aolpRow[kSpanX];
   uint8_t visualRow[3 * kSpanX];
-#pragma unroll
+#pragma unroll 1
   for (int qx = 0; qx < kSpanX; ++qx) {  // as stokes() and storePolarization() compute them, from the luminance
     pp::polar::Stokes luma{0.f, 0.f, 0.f};
 #pragma unroll
@@ -326,8 +321,17 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Posit
       float w = lumaWeight(c);
       luma.s0 += w * (static_cast<float>(st.sum) * 0.5f), luma.s1 += w * static_cast<float>(st.s1), luma.s2 += w * static_cast<float>(st.s2);
     }
-    dolpRow[qx] = dolp(luma), aolpRow[qx] = aolp(luma);
-    if (out.aolpVisual.data) aolpVisual(aolpRow[qx], dolpRow[qx], luma.s0 * 0.5f / static_cast<float>(maxv), &visualRow[3 * qx]);
+    float d = dolp(luma), a = aolp(luma);
+    uint8_t visual[3] = {};
+    if (out.aolpVisual.data) aolpVisual(a, d, luma.s0 * 0.5f / static_cast<float>(maxv), visual);
+    // Shifted in from the end (the loop is not unrolled, so no array is indexed by qx).
+#pragma unroll
+    for (int i = 0; i + 1 < kSpanX; ++i) dolpRow[i] = dolpRow[i + 1], aolpRow[i] = aolpRow[i + 1];
+#pragma unroll
+    for (int i = 0; i + 3 < 3 * kSpanX; ++i) visualRow[i] = visualRow[i + 3];
+    dolpRow[kSpanX - 1] = d, aolpRow[kSpanX - 1] = a;
+#pragma unroll
+    for (int c = 0; c < 3; ++c) visualRow[3 * kSpanX - 3 + c] = visual[c];
   }
   if (out.dolp.data) storeRun<4>(out.dolp, x, y, dolpRow, count);
   if (out.aolp.data) storeRun<4>(out.aolp, x, y, aolpRow, count);
