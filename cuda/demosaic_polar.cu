@@ -181,23 +181,23 @@ __device__ __forceinline__ void mhcPixel(const P& p, int maxv, Pair (&rgb)[3]) {
 }
 
 // Stages the thread's piece of one RGB row (its kSpanX pixels) for the two positions of a
-// polarizer row, each where its plane is wanted (`first`, `second` not null). 8-bit: the byte
-// pairs of four samples are gathered into one word per position, three 4-byte stores a position.
+// polarizer row at `first` and `second`. 8-bit: the byte pairs of four samples are gathered into
+// one word per position, three 4-byte stores a position.
 __device__ __forceinline__ void stagePiece(uint8_t* first, uint8_t* second, const BytePair (&rgb)[kSpanX][3]) {
 #pragma unroll
   for (int k = 0; k < 3; ++k) {  // samples 4k .. 4k + 3 of the piece
     auto sample = [&](int i) { return rgb[(4 * k + i) / 3][(4 * k + i) % 3].v; };
     uint32_t low = __byte_perm(sample(0), sample(1), 0x6240), high = __byte_perm(sample(2), sample(3), 0x6240);  // lane 0, lane 1, lane 0, lane 1 bytes
-    if (first) reinterpret_cast<uint32_t*>(first)[k] = __byte_perm(low, high, 0x5410);
-    if (second) reinterpret_cast<uint32_t*>(second)[k] = __byte_perm(low, high, 0x7632);
+    reinterpret_cast<uint32_t*>(first)[k] = __byte_perm(low, high, 0x5410);
+    reinterpret_cast<uint32_t*>(second)[k] = __byte_perm(low, high, 0x7632);
   }
 }
 __device__ __forceinline__ void stagePiece(uint16_t* first, uint16_t* second, const WidePair (&rgb)[kSpanX][3]) {
 #pragma unroll
   for (int k = 0; k < 3; ++k) {  // 8-byte stores
     auto sample = [&](int i) { return rgb[(4 * k + i) / 3][(4 * k + i) % 3]; };
-    if (first) *reinterpret_cast<uint2*>(first + 4 * k) = make_uint2(sample(0).a | sample(1).a << 16, sample(2).a | sample(3).a << 16);
-    if (second) *reinterpret_cast<uint2*>(second + 4 * k) = make_uint2(sample(0).b | sample(1).b << 16, sample(2).b | sample(3).b << 16);
+    *reinterpret_cast<uint2*>(first + 4 * k) = make_uint2(sample(0).a | sample(1).a << 16, sample(2).a | sample(3).a << 16);
+    *reinterpret_cast<uint2*>(second + 4 * k) = make_uint2(sample(0).b | sample(1).b << 16, sample(2).b | sample(3).b << 16);
   }
 }
 
@@ -375,9 +375,9 @@ __global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? 10 
       }
       if (count <= 0) continue;
       int sy = 2 * threadIdx.y + qy, sx = kSpanX * 3 * threadIdx.x;
-      // Stokes planes are made from all four positions' staged values.
-      stagePiece(Stokes || out.angle[2 * row].data ? staged.row(2 * row, sy) + sx : nullptr,
-                 Stokes || out.angle[2 * row + 1].data ? staged.row(2 * row + 1, sy) + sx : nullptr, rgb);
+      // Every position, wanted or not: the Stokes planes are made from all four, and testing
+      // the planes cost more than the stores.
+      stagePiece(staged.row(2 * row, sy) + sx, staged.row(2 * row + 1, sy) + sx, rgb);
     }
   }
   __syncthreads();
