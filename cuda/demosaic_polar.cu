@@ -228,14 +228,17 @@ __device__ __forceinline__ void storeStaged(const Staging<T>& staged, const Imag
   for (int i = tid; i < kChunks * rows; i += kThreads) {  // the same chunk of every plane
     int row = i / kChunks, begin = (i - row * kChunks) * kPerChunk;
     bool whole = begin + kPerChunk <= samples;
+    uint4 chunk[4];  // loaded together (every position is staged), so the stores wait once
+#pragma unroll
+    for (int p = 0; p < 4; ++p) chunk[p] = *reinterpret_cast<const uint4*>(staged.row(p, row) + begin);
 #pragma unroll
     for (int p = 0; p < 4; ++p) {
       if (!planes[p].data) continue;
       T* dst = planes[p].row(y0 + row) + x0 * 3 + begin;
-      const T* src = staged.row(p, row) + begin;
       if (aligned[p] && whole) {
-        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+        *reinterpret_cast<uint4*>(dst) = chunk[p];
       } else {
+        const T* src = staged.row(p, row) + begin;
         for (int k = 0; k < kPerChunk && begin + k < samples; ++k) dst[k] = src[k];
       }
     }
