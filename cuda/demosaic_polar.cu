@@ -32,7 +32,7 @@ struct MonoStokes {
 // MHC's arithmetic (its x16 sums stay within a lane), so one integer operation serves two angles.
 // Four pixels a thread make a 12-byte piece of each RGB row, staged by three 4-byte stores that
 // hit 32 different banks across a warp (a quad a thread staged 6-byte pieces: 2-byte stores of two
-// wavefronts each), and its window 16-byte loads.
+// wavefronts each), and it reads its windows 16 bytes at a time.
 constexpr int kThreadsX = 32, kThreadsY = 4, kThreads = kThreadsX * kThreadsY;
 constexpr int kSpanX = 4;  // a thread's pixels along a row
 constexpr int kTileW = kSpanX * kThreadsX, kTileH = 2 * kThreadsY;
@@ -202,10 +202,10 @@ __device__ __forceinline__ void stagePiece(uint16_t* first, uint16_t* second, co
 }
 
 // Where the four angle planes' staged RGB rows (kTileH rows of kTileW * 3 samples each) are: the
-// two planes of polarizer row r one after the other from region(r). 8-bit rows fit in the tile
-// rows of their polarizer row once its windows are read (so a block needs 13.5 KB of shared
-// memory and ten fit an SM, enough for the whole grid at once); 16-bit rows do not, and have
-// their own.
+// two planes of polarizer row r one after the other, from base + r * regionStride. 8-bit rows fit
+// in the tile rows of their polarizer row once its windows are read (so a block needs 13.5 KB of
+// shared memory and ten fit an SM, enough for the whole grid at once); 16-bit rows do not, and
+// have their own.
 template <class T>
 struct Staging {
   static constexpr bool kInTile = sizeof(T) == 1;
