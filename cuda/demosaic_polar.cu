@@ -313,8 +313,8 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Posit
     storeRun<4>(out.s2, x, y, row, 3 * count);
   }
   if (!out.dolp.data && !out.aolp.data && !out.aolpVisual.data) return;
-  float dolpRow[kSpanX], aolpRow[kSpanX];
-  uint8_t visualRow[3 * kSpanX];
+  float dolpRow[kSpanX] = {}, aolpRow[kSpanX] = {};
+  uint8_t visualRow[3 * kSpanX] = {};
 #pragma unroll 1
   for (int qx = 0; qx < kSpanX; ++qx) {  // as stokes() and storePolarization() compute them, from the luminance
     pp::polar::Stokes luma{0.f, 0.f, 0.f};
@@ -343,8 +343,8 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Posit
 
 // Colour sensors. C00..C11: the Bayer colours of a quad (template, so nothing is selected at run
 // time). `out.angle` is in block-position order (the launcher reorders it). Every position's RGB
-// rows are staged, then written out after one barrier; the Stokes planes, when wanted, as soon as
-// a pixel row's four positions are known.
+// rows are staged, then written out after one barrier, and the Stokes planes, when wanted, made
+// from the staged values.
 template <int C00, int C10, int C01, int C11, bool Stokes, class T>
 __global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? 10 : 1) demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
                                                             PositionWeights weights) {
@@ -398,6 +398,7 @@ void launchColour(const Settings& s, ImageView<const uint8_t> raw, int subW, int
   if (stokes) demosaicColour<C00, C10, C01, C11, true, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
   else demosaicColour<C00, C10, C01, C11, false, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
 }
+
 // Mono, half resolution: a thread per four super-pixels side by side, so that 8 and 16-bit raw
 // rows (when aligned) are read a vector at a time and every plane (when aligned) written four
 // pixels at a time (H100, mono8-angles x32: 0.0126 -> 0.0108 ms against a super-pixel a thread;
