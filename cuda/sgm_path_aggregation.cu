@@ -29,12 +29,9 @@ struct Directions {
 // Every direction at once, a warp per walker: the walkers of all directions run concurrently (one
 // direction alone has too few to fill the device), so each adds its path costs to the zeroed
 // volume with reductions. Four 16-bit sums share a 64-bit word (two where D is 64) and never carry
-// into each other (a sum stays below 8 x 255). With 128 disparities, 64 registers (8 blocks an SM)
-// keep all 3 x 1224 walkers from the top of a half-size frame resident at once, so their front
-// moves as one (H200: 2.52 -> 2.46 ms for 8 paths against 80 registers, a few spilled bytes
-// included).
+// into each other (a sum stays below 8 x 255).
 template <int D>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32, D == 128 ? 8 : 1) aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
+__global__ void aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
   constexpr int K = D / 32, kRound = kStepsPerRound<K>;
   int warp = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32, lane = threadIdx.x % 32;
   if (warp >= dirs.firstWarp[dirs.count]) return;  // whole warps
