@@ -158,7 +158,7 @@ __device__ __forceinline__ void loadWindow(const uint32_t* origin, Pair (&window
 // How the block positions (row-major in the 2x2 polarizer block) map to Stokes: S1 = I0 - I90 and
 // S2 = I45 - I135 as weights per position, set on the host from the layout.
 struct PositionWeights {
-  float s1[4], s2[4];
+  int s1[4], s2[4];
 };
 
 // Malvar-He-Cutler at one pixel whose colour is Here (compile time) for a pair of positions;
@@ -290,7 +290,7 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Posit
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       int v = staged.row(k, sy)[sx + i];
-      r.sum += v, r.s1 += static_cast<int>(weights.s1[k]) * v, r.s2 += static_cast<int>(weights.s2[k]) * v;
+      r.sum += v, r.s1 += weights.s1[k] * v, r.s2 += weights.s2[k] * v;
     }
     return r;
   };
@@ -500,8 +500,8 @@ void launchDemosaic(const Settings& s, ImageView<const uint8_t> raw, int rawWidt
     for (int position = 0; position < 4; ++position) {
       int k = s.layout.angleAt[position];
       byPosition.angle[position] = out.angle[k];
-      w.s1[position] = k == 0 ? 1.f : k == 2 ? -1.f : 0.f;
-      w.s2[position] = k == 1 ? 1.f : k == 3 ? -1.f : 0.f;
+      w.s1[position] = k == 0 ? 1 : k == 2 ? -1 : 0;
+      w.s2[position] = k == 1 ? 1 : k == 3 ? -1 : 0;
     }
     const uint8_t* c = s.layout.colourAt;
     if (c[0] == R) launchColour<R, G, G, B>(s, raw, subW, subH, byPosition, w, stream);

@@ -14,7 +14,7 @@ constexpr int kWarpsPerBlock = 4;
 // diagonal walker takes a column and walks every row, a diagonal one wrapping to the other side
 // (where a new line starts), so that all walkers of the directions from the top (or bottom) are on
 // the same row at the same step.
-__host__ __device__ inline int lineCount(int dx, int dy, int width, int height) { return dy == 0 ? height : width; }
+__host__ __device__ inline int lineCount(int dy, int width, int height) { return dy == 0 ? height : width; }
 __device__ inline void lineStart(int line, int dx, int dy, int width, int height, int& x, int& y) {
   if (dy == 0) x = dx > 0 ? 0 : width - 1, y = line;
   else x = line, y = dy > 0 ? 0 : height - 1;
@@ -47,6 +47,7 @@ __global__ void aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
     x += dx;
     return wraps && (x == b.width || x < 0) ? lineFirstX : x;
   };
+  auto startsLine = [&](int s, int x) { return s == 0 || (wraps && x == lineFirstX); };
   int prev[K], minPrev = 0, x = x0;  // x: the column of the round's first step
   for (int s0 = 0; s0 < steps; s0 += kRound) {
     StepInput<K> in[kRound];
@@ -55,13 +56,13 @@ __global__ void aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
     for (int c = 0; c < kRound; ++c, xc = next(xc)) {
       int s = s0 + c;
       if (s >= steps) break;
-      stepInput<K>(p, b, xc, y0 + s * dy, dx, dy, s == 0 || (wraps && xc == lineFirstX), lane, in[c]);
+      stepInput<K>(p, b, xc, y0 + s * dy, dx, dy, startsLine(s, xc), lane, in[c]);
     }
 #pragma unroll
     for (int c = 0; c < kRound; ++c, x = next(x)) {
       int s = s0 + c, y = y0 + s * dy;
       if (s >= steps) break;
-      stepRecurse<K>(p, in[c], s == 0 || (wraps && x == lineFirstX), lane, prev, minPrev);
+      stepRecurse<K>(p, in[c], startsLine(s, x), lane, prev, minPrev);
       uint16_t* sums = b.volume + (static_cast<size_t>(y) * b.width + x) * D + lane * K;
       if constexpr (K >= 4) {
         auto* words = reinterpret_cast<unsigned long long*>(sums);
@@ -85,7 +86,7 @@ template <int D> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream
       if (kPathDirections[i][1] != dy) continue;
       int k = dirs.count++;
       dirs.dx[k] = kPathDirections[i][0], dirs.dy[k] = dy;
-      dirs.firstWarp[k + 1] = dirs.firstWarp[k] + lineCount(dirs.dx[k], dy, b.width, b.height);
+      dirs.firstWarp[k + 1] = dirs.firstWarp[k] + lineCount(dy, b.width, b.height);
     }
   PP_CUDA_CHECK(cudaMemsetAsync(b.volume, 0, static_cast<size_t>(b.width) * b.height * D * sizeof(uint16_t), stream));
   int warps = dirs.firstWarp[p.paths];
