@@ -1,0 +1,77 @@
+// tools/bench cases stereo/volume-*: one pass over an SGM sum volume (the half-size 128-disparity one
+// and the full-size 256-disparity one, 16 bits a sum) that only stores, adds with plain loads and
+// stores, or adds with 64-bit reductions (once, or three times a word in a row as the walkers of a
+// front do when the L2 merges them). What an aggregation design that moves the volume N times in
+// such passes cannot beat. The volume is far larger than the L2, so one buffer serves every run.
+#include <cuda_runtime.h>
+
+#include "pipeline/cuda_check.hpp"
+#include "pipeline/device_buffer.hpp"
+#include "tools/benchmark/bench.hpp"
+
+namespace pp::bench {
+namespace {
+
+enum class Pass { store, add, reduce, reduceThrice };
+
+constexpr unsigned long long kFourOnes = 0x0001000100010001ull;  // one added to each 16-bit sum of a word
+
+__global__ void volumePass(unsigned long long* words, size_t count, Pass pass) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
+    switch (pass) {
+      case Pass::store: words[i] = i * kFourOnes; break;
+      case Pass::add: words[i] += kFourOnes; break;
+      case Pass::reduce: atomicAdd(words + i, kFourOnes); break;
+      case Pass::reduceThrice:
+        for (int k = 0; k < 3; ++k) atomicAdd(words + i, kFourOnes);
+        break;
+    }
+  }
+}
+
+class VolumePassRun : public Run {
+ public:
+  VolumePassRun(size_t pixels, int disparities, Pass pass) : words_(pixels * disparities / 4), pass_(pass), pixels_(pixels), sums_(pixels * disparities) {
+    PP_CUDA_CHECK(cudaMemset(words_.get(), 0x5a, words_.bytes()));
+    int device = 0;
+    PP_CUDA_CHECK(cudaGetDevice(&device));
+    PP_CUDA_CHECK(cudaDeviceGetAttribute(&blocks_, cudaDevAttrMultiProcessorCount, device));
+    blocks_ *= 16;
+  }
+  void iterate(int, StreamHandle stream) override {
+    volumePass<<<blocks_, 256, 0, stream>>>(words_.get(), sums_ / 4, pass_);
+    PP_CUDA_CHECK_LAUNCH();
+  }
+  double bytesMoved() const override { return (pass_ == Pass::store ? 1.0 : 2.0) * 2 * sums_; }
+  double pixels() const override { return static_cast<double>(pixels_); }
+  std::string note() const override { return "volume " + std::to_string(static_cast<int>(2.0 * sums_ / 1e6)) + " MB"; }
+
+ private:
+  DeviceBuffer<unsigned long long> words_;
+  Pass pass_;
+  size_t pixels_, sums_;
+  int blocks_ = 0;
+};
+
+// The volumes of the stereo/sgm-half-d128-* and stereo/sgm-full-d256-* cases.
+Case volumeCase(bool half, const char* pass, Pass which, const char* what) {
+  std::string size = half ? "half" : "full";
+  return {"stereo/volume-" + size + "-" + pass, "one pass over the " + size + "-size SGM volume that " + what, true, [half, which](Size s, int) {
+            size_t pixels = half ? static_cast<size_t>(s.width / 2) * (s.height / 2) : static_cast<size_t>(s.width) * s.height;
+            return std::make_unique<VolumePassRun>(pixels, half ? 128 : 256, which);
+          }};
+}
+
+const Register registered[] = {
+    Register{volumeCase(true, "store", Pass::store, "only stores (a first direction's write)")},
+    Register{volumeCase(true, "add", Pass::add, "adds with plain loads and stores")},
+    Register{volumeCase(true, "reduce", Pass::reduce, "adds with 64-bit reductions")},
+    Register{volumeCase(true, "reduce-x3", Pass::reduceThrice, "adds three times a word with reductions (a front merged in the L2)")},
+    Register{volumeCase(false, "store", Pass::store, "only stores (a first direction's write)")},
+    Register{volumeCase(false, "add", Pass::add, "adds with plain loads and stores")},
+    Register{volumeCase(false, "reduce", Pass::reduce, "adds with 64-bit reductions")},
+    Register{volumeCase(false, "reduce-x3", Pass::reduceThrice, "adds three times a word with reductions (a front merged in the L2)")},
+};
+
+}  // namespace
+}  // namespace pp::bench
