@@ -13,8 +13,8 @@ namespace pp::stereo {
 namespace {
 
 constexpr int kWarpsPerBlock = 4;
-// A step's loads are issued this many steps before its recursion, less one (registers against the
-// latency hidden: measured on an H100).
+// Steps in a walker's ring of loads: a step's loads are issued kStepsAhead - 1 steps before its
+// recursion (registers against latency hidden, as measured on an H100).
 template <int D, int kLaneDisparities> constexpr int kStepsAhead = D >= 256 && kLaneDisparities >= 16 ? 3 : 4;
 
 // A walker: kLanes lanes (an aligned group), each holding kLaneDisparities of the D disparities.
