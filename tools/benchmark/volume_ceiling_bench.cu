@@ -31,7 +31,7 @@ __global__ void volumePass(unsigned long long* words, size_t count, Pass pass) {
 
 class VolumePassRun : public Run {
  public:
-  VolumePassRun(size_t pixels, int disparities, Pass pass) : words_(pixels * disparities / 4), pass_(pass), pixels_(pixels), sums_(pixels * disparities) {
+  VolumePassRun(size_t pixels, int disparities, Pass pass) : words_(pixels * disparities / 4), pass_(pass), pixels_(pixels) {
     PP_CUDA_CHECK(cudaMemset(words_.get(), 0x5a, words_.bytes()));
     int device = 0;
     PP_CUDA_CHECK(cudaGetDevice(&device));
@@ -39,39 +39,42 @@ class VolumePassRun : public Run {
     blocks_ *= 16;
   }
   void iterate(int, StreamHandle stream) override {
-    volumePass<<<blocks_, 256, 0, stream>>>(words_.get(), sums_ / 4, pass_);
+    volumePass<<<blocks_, 256, 0, stream>>>(words_.get(), words_.size(), pass_);
     PP_CUDA_CHECK_LAUNCH();
   }
-  double bytesMoved() const override { return (pass_ == Pass::store ? 1.0 : 2.0) * 2 * sums_; }
+  double bytesMoved() const override { return (pass_ == Pass::store ? 1.0 : 2.0) * words_.bytes(); }
   double pixels() const override { return static_cast<double>(pixels_); }
-  std::string note() const override { return "volume " + std::to_string(static_cast<int>(2.0 * sums_ / 1e6)) + " MB"; }
+  std::string note() const override { return "volume " + std::to_string(static_cast<int>(words_.bytes() / 1e6)) + " MB"; }
 
  private:
   DeviceBuffer<unsigned long long> words_;
   Pass pass_;
-  size_t pixels_, sums_;
+  size_t pixels_;
   int blocks_ = 0;
 };
 
-// The volumes of the stereo/sgm-half-d128-* and stereo/sgm-full-d256-* cases.
-Case volumeCase(bool half, const char* pass, Pass which, const char* what) {
-  std::string size = half ? "half" : "full";
-  return {"stereo/volume-" + size + "-" + pass, "one pass over the " + size + "-size SGM volume that " + what, true, [half, which](Size s, int) {
-            size_t pixels = half ? static_cast<size_t>(s.width / 2) * (s.height / 2) : static_cast<size_t>(s.width) * s.height;
-            return std::make_unique<VolumePassRun>(pixels, half ? 128 : 256, which);
-          }};
-}
-
-const Register registered[] = {
-    Register{volumeCase(true, "store", Pass::store, "only stores (a first direction's write)")},
-    Register{volumeCase(true, "add", Pass::add, "adds with plain loads and stores")},
-    Register{volumeCase(true, "reduce", Pass::reduce, "adds with 64-bit reductions")},
-    Register{volumeCase(true, "reduce-x3", Pass::reduceThrice, "adds three times a word with reductions (a front merged in the L2)")},
-    Register{volumeCase(false, "store", Pass::store, "only stores (a first direction's write)")},
-    Register{volumeCase(false, "add", Pass::add, "adds with plain loads and stores")},
-    Register{volumeCase(false, "reduce", Pass::reduce, "adds with 64-bit reductions")},
-    Register{volumeCase(false, "reduce-x3", Pass::reduceThrice, "adds three times a word with reductions (a front merged in the L2)")},
-};
+// Each pass over the volumes of the stereo/sgm-half-d128-* and stereo/sgm-full-d256-* cases.
+[[maybe_unused]] const bool registered = [] {
+  struct Kind {
+    const char* name;
+    Pass pass;
+    const char* what;
+  };
+  const Kind kinds[] = {{"store", Pass::store, "only stores (a first direction's write)"},
+                        {"add", Pass::add, "adds with plain loads and stores"},
+                        {"reduce", Pass::reduce, "adds with 64-bit reductions"},
+                        {"reduce-x3", Pass::reduceThrice, "adds three times a word with reductions (a front merged in the L2)"}};
+  for (bool half : {true, false})
+    for (const Kind& k : kinds) {
+      std::string size = half ? "half" : "full";
+      registry().push_back({"stereo/volume-" + size + "-" + k.name, "one pass over the " + size + "-size SGM volume that " + k.what, true,
+                            [half, pass = k.pass](Size s, int) {
+                              size_t pixels = half ? static_cast<size_t>(s.width / 2) * (s.height / 2) : static_cast<size_t>(s.width) * s.height;
+                              return std::make_unique<VolumePassRun>(pixels, half ? 128 : 256, pass);
+                            }});
+    }
+  return true;
+}();
 
 }  // namespace
 }  // namespace pp::bench
