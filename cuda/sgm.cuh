@@ -21,12 +21,13 @@ struct SgmBuffers {
 // 9x7 centre-symmetric census of a u8 image into width x height codes.
 void launchCensus(ImageView<const uint8_t> image, uint32_t* codes, cudaStream_t stream);
 
-// Every path direction (4 or 8) over every line of the image into the zeroed sum volume.
+// Every path direction (4 or 8) over every line of the image, added into the sum volume, which must
+// be zero.
 void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
 
 // Winner takes all over the sums, sub-pixel, uniqueness, the right image's disparities, the
 // left-right check and the fill: writes disparity x 16 (or kInvalidDisparity) and, when
-// `confidence` has data, the confidence (0..255).
+// `confidence` has data, the confidence (0..255). Leaves the sum volume zero.
 void launchWinnerTakesAll(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream);
 
 // 3x3 median of the valid disparities around each valid one.

@@ -39,6 +39,8 @@ template <int K> __device__ __forceinline__ void loadSums(const uint16_t* at, in
   for (int j = 0; j < K; ++j) sums[j] = half[j];
 }
 
+template <int K> __device__ __forceinline__ void clearSums(uint16_t* at) { *reinterpret_cast<typename SumWord<K>::Type*>(at) = {}; }
+
 // Pixels a winner-takes-all warp takes per round: their sum loads are issued together, ahead of the
 // reductions that need them.
 template <int K> constexpr int kStepsPerRound = K >= 8 ? 4 : 8;

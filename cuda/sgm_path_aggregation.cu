@@ -3,7 +3,8 @@
 // independent recursions a lane and a warp walks several lines at once (libSGM's layout). A lane's
 // disparities are runs of four spread over the range, so that each of its 64-bit reductions of the
 // 16-bit sums lands next to those of the walker's other lanes (whole sectors). All walkers add
-// their path costs to the zeroed sum volume with reductions.
+// their path costs to the sum volume with reductions; the volume is zero before (the
+// winner-takes-all leaves it so).
 #include "cuda/sgm_path.cuh"
 
 #include "pipeline/cuda_check.hpp"
@@ -14,8 +15,8 @@ namespace {
 
 constexpr int kWarpsPerBlock = 4;
 // Steps in a walker's ring of loads: a step's loads are issued kStepsAhead - 1 steps before its
-// recursion (registers against latency hidden, as measured on an H100).
-template <int D, int kLaneDisparities> constexpr int kStepsAhead = D >= 256 && kLaneDisparities >= 16 ? 3 : 4;
+// recursion (registers against latency hidden, as measured on an H100 and an H200).
+template <int D, int kLaneDisparities> constexpr int kStepsAhead = D < 256 ? 4 : kLaneDisparities >= 16 ? 3 : 2;
 
 // A walker: kLanes lanes (an aligned group), each holding kLaneDisparities of the D disparities.
 template <int D, int kLaneDisparities> struct Walkers {
@@ -59,7 +60,7 @@ template <int kLaneDisparities> struct StepLoads {
 };
 
 // Every direction at once: the walkers of all directions run concurrently (one direction alone has
-// too few to fill the device), so each adds its path costs to the zeroed volume with reductions.
+// too few to fill the device), so each adds its path costs to the volume with reductions.
 // Four 16-bit sums share a 64-bit word and never carry into each other (a sum stays below 8 x 255).
 template <int D, int kLaneDisparities>
 __global__ void aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
@@ -189,7 +190,6 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
       dirs.dx[k] = kPathDirections[i][0], dirs.dy[k] = dy;
       dirs.firstWarp[k + 1] = dirs.firstWarp[k] + (lineCount(dy, b.width, b.height) + W::kPerWarp - 1) / W::kPerWarp;
     }
-  PP_CUDA_CHECK(cudaMemsetAsync(b.volume, 0, static_cast<size_t>(b.width) * b.height * D * sizeof(uint16_t), stream));
   int warps = dirs.firstWarp[p.paths];
   aggregate<D, kLaneDisparities><<<(warps + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(p, b, dirs);
   PP_CUDA_CHECK_LAUNCH();

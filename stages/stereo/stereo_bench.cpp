@@ -1,7 +1,7 @@
 // tools/bench cases stereo/* and rectify/*. SGM on textured pairs with a true disparity at half the
 // frame size (the demosaiced S0) with 128 disparities and at the frame size with 256, 4 and 8
-// paths, and Middlebury's Aloe size. Bytes moved = this design's volume traffic (zeroing the 16-bit
-// sums, each path's reductions reading and writing them, winner takes all reading them), not a floor;
+// paths, and Middlebury's Aloe size. Bytes moved = this design's volume traffic (each path's reductions
+// reading and writing the 16-bit sums, winner takes all reading them and leaving zeros), not a floor;
 // the note gives the device memory the matcher holds.
 #include "stages/stereo/calibration.hpp"
 #include "stages/stereo/sgm.hpp"

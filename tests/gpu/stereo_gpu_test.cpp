@@ -19,7 +19,8 @@ Outputs onCpu(const SgmParams& p, const Image& left, const Image& right) {
   return o;
 }
 
-Outputs onGpu(const SgmParams& p, const Image& left, const Image& right, bool withConfidence = true) {
+// One frame through `sgm`.
+Outputs runOnGpu(SgmCuda& sgm, const Image& left, const Image& right, bool withConfidence = true) {
   int w = left.width(), h = left.height();
   Stream stream;
   Image dl({Depth::u8, 1}, w, h, MemoryKind::device), dr({Depth::u8, 1}, w, h, MemoryKind::device);
@@ -28,13 +29,17 @@ Outputs onGpu(const SgmParams& p, const Image& left, const Image& right, bool wi
   fillBytes(dc, 0xA5);
   copyImage(left, dl, stream.handle());
   copyImage(right, dr, stream.handle());
-  SgmCuda sgm(p, w, h);
   sgm.compute(dl, dr, dd, withConfidence ? &dc : nullptr, stream.handle());
   Outputs o{Image({Depth::u16, 1}, w, h, MemoryKind::host), Image({Depth::u8, 1}, w, h, MemoryKind::host)};
   copyImage(dd, o.disparity, stream.handle());
   copyImage(dc, o.confidence, stream.handle());
   stream.synchronize();
   return o;
+}
+
+Outputs onGpu(const SgmParams& p, const Image& left, const Image& right, bool withConfidence = true) {
+  SgmCuda sgm(p, left.width(), left.height());
+  return runOnGpu(sgm, left, right, withConfidence);
 }
 
 struct Case {
@@ -79,6 +84,24 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaSgm,
                                            // Taller than wide: the diagonal walkers wrap around the image several times, in
                                            // 5 columns often within the steps whose loads are in flight.
                                            Case{40, 130, 128, 8, 0, "a"}, Case{5, 40, 64, 8, 0, ""}));
+
+// One matcher, several frames: each starts from a zero volume (the winner-takes-all clears the sums
+// it reads for the next frame), so each matches the CPU on its own.
+TEST(CudaSgmFrames, EveryFrameOfOneMatcherMatchesTheCpu) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  const int w = 211, h = 67;
+  for (int paths : {4, 8}) {
+    SgmParams p;
+    p.paths = paths;
+    SgmCuda sgm(p, w, h);
+    for (int frame = 0; frame < 3; ++frame) {
+      auto [left, right] = frame == 1 ? test::shiftedPair(w, h, 40) : std::pair{test::randomImage({Depth::u8, 1}, w, h), test::randomImage({Depth::u8, 1}, w, h)};
+      Outputs want = onCpu(p, left, right), got = runOnGpu(sgm, left, right);
+      EXPECT_TRUE(test::samePixels(want.disparity, got.disparity)) << paths << " paths, frame " << frame;
+      EXPECT_TRUE(test::samePixels(want.confidence, got.confidence)) << paths << " paths, frame " << frame;
+    }
+  }
+}
 
 TEST(CudaSgmReal, AloeAndTheChessboardPairMatchTheCpu) {
   if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
