@@ -157,9 +157,8 @@ __global__ void aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
       uint16_t* sums = b.volume + (static_cast<size_t>(y + s * dy) * b.width + x) * D + part * kRun;
 #pragma unroll
       for (int q = 0; q < kRuns; ++q)
-        atomicAdd(reinterpret_cast<unsigned long long*>(sums + q * kRunStride),
-                  static_cast<unsigned long long>(prev[q][0]) | static_cast<unsigned long long>(prev[q][1]) << 16 | static_cast<unsigned long long>(prev[q][2]) << 32 |
-                      static_cast<unsigned long long>(prev[q][3]) << 48);
+        atomicAdd(reinterpret_cast<unsigned long long*>(sums + q * kRunStride),  // costs below 2^16: a byte permute a pair
+                  static_cast<unsigned long long>(__byte_perm(prev[q][2], prev[q][3], 0x5410)) << 32 | __byte_perm(prev[q][0], prev[q][1], 0x5410));
     }
     x = next(x);
   };
