@@ -1,5 +1,5 @@
-// What the SGM path aggregation and winner-takes-all kernels share: warp reductions and the loads of
-// K = D / 32 consecutive 16-bit sums a lane.
+// What the SGM path aggregation and winner-takes-all kernels share: warp reductions and the loads
+// (and zeroing) of K = D / 32 consecutive 16-bit sums a lane.
 #pragma once
 #include "cuda/sgm.cuh"
 

@@ -29,8 +29,9 @@ void depthCuda(const Image& disparity, const DepthFromDisparity& m, Image& depth
 // A colour S0's luma on the device (rgbToGrey's weights), for matching.
 void lumaCuda(const Image& rgb, Image& grey, StreamHandle stream);
 
-// CUDA: holds the census codes, the one 16-bit volume (width x height x disparities) and the raw
-// disparity for a frame size; compute() enqueues the whole pipeline on `stream`.
+// CUDA: holds the census codes, the one 16-bit volume (width x height x disparities; zero between
+// frames, left so by each frame's winner-takes-all) and the raw disparity for a frame size;
+// compute() enqueues the whole pipeline on `stream`. One stream at a time: frames share the volume.
 class SgmCuda {
  public:
   SgmCuda(const SgmParams& p, int width, int height);
