@@ -172,10 +172,14 @@ struct VideoOutput::Impl {
       if (feed) gst_object_unref(feed);
       feed = mediaFeed;
     }
-    g_signal_connect(media, "unprepared", G_CALLBACK(+[](GstRTSPMedia*, gpointer self) {
+    // Only this media's feed: a newer media (a viewer arriving as the last one leaves) may have
+    // replaced it already. The media keeps a reference, so no newer feed can take its address.
+    g_object_set_data_full(G_OBJECT(media), "polarpipe-feed", gst_object_ref(mediaFeed), gst_object_unref);
+    g_signal_connect(media, "unprepared", G_CALLBACK(+[](GstRTSPMedia* unprepared, gpointer self) {
                        auto* impl = static_cast<Impl*>(self);
                        std::lock_guard lock(impl->feedMutex);
-                       if (impl->feed) gst_object_unref(std::exchange(impl->feed, nullptr));
+                       if (impl->feed && impl->feed == g_object_get_data(G_OBJECT(unprepared), "polarpipe-feed"))
+                         gst_object_unref(std::exchange(impl->feed, nullptr));
                      }),
                      this);
     // A new viewer needs a key frame to start decoding: ask the encoder for one now.

@@ -314,6 +314,7 @@ class Viewer {
   explicit Viewer(const std::string& url)
       : pipeline_(gst::parsePipeline("rtspsrc location=" + url + " protocols=tcp latency=0 ! rtph264depay ! decodebin ! videoconvert ! video/x-raw,format=GRAY8 ! appsink name=out sync=false max-buffers=200")),
         out_(gst_bin_get_by_name(GST_BIN(pipeline_.get()), "out")) {
+    gst::keepOnlyErrorsOnBus(pipeline_.get());
     gst_element_set_state(pipeline_.get(), GST_STATE_PLAYING);
   }
   ~Viewer() { gst_element_set_state(pipeline_.get(), GST_STATE_NULL); }
@@ -335,6 +336,12 @@ class Viewer {
       gst_video_frame_unmap(&frame);
     }
     return rows;
+  }
+
+  // Why frames stopped coming, as far as the viewer knows: the first error on its bus.
+  std::string why() {
+    std::string error = gst::pendingError(pipeline_.get());
+    return error.empty() ? "no error on the viewer's bus" : error;
   }
 
  private:
@@ -367,15 +374,32 @@ TEST(Video, RtspServesTwoViewersAndOneLeavingDoesNotStopTheOther) {
       Viewer leaving(url);
       auto a = leaving.frames(30, 320, 240);
       auto b = staying.frames(30, 320, 240);
-      EXPECT_EQ(a.size(), 30u);
-      EXPECT_EQ(b.size(), 30u);
+      EXPECT_EQ(a.size(), 30u) << leaving.why();
+      EXPECT_EQ(b.size(), 30u) << staying.why();
       EXPECT_GT(distinct(a), 5) << "the picture moves";
     }  // one viewer goes mid-stream
     uint64_t before = graph->metrics().framesDone();
     auto c = staying.frames(30, 320, 240);
-    EXPECT_EQ(c.size(), 30u) << "the other viewer keeps receiving";
+    EXPECT_EQ(c.size(), 30u) << "the other viewer keeps receiving; " << staying.why();
     EXPECT_GT(distinct(c), 5);
     EXPECT_GT(graph->metrics().framesDone(), before) << "the pipeline keeps running";
+  }
+  graph->stop();
+  running.join();
+}
+
+// The last viewer leaves and the next arrives at once, six times: the server tears the old media
+// down and builds a new one for each, and the frames must reach each new one.
+TEST(Video, EachViewerAfterTheLastOneLeftGetsPictures) {
+  auto graph = buildGraph(registry(), "sources: [{name: cam, type: moving, params: {width: 320, height: 240, fps: 60}}]\n"
+                     "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_address: 127.0.0.1, keyframe_interval: 10}}]\n");
+  ASSERT_TRUE(graph);
+  std::string url = rtspUrl(*graph);
+  std::thread running([&] { graph->run(); });
+  for (int viewer = 0; viewer < 6; ++viewer) {
+    Viewer one(url);
+    auto frames = one.frames(10, 320, 240);
+    EXPECT_EQ(frames.size(), 10u) << "viewer " << viewer << ": " << one.why();
   }
   graph->stop();
   running.join();
