@@ -348,6 +348,13 @@ class Viewer {
   gst::Owned<GstElement> pipeline_, out_;
 };
 
+// A moving 320x240 picture at 60 frames/s served over RTSP on loopback, a key frame every 10.
+std::unique_ptr<Graph> rtspGraph() {
+  return buildGraph(registry(),
+                    "sources: [{name: cam, type: moving, params: {width: 320, height: 240, fps: 60}}]\n"
+                    "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_address: 127.0.0.1, keyframe_interval: 10}}]\n");
+}
+
 std::string rtspUrl(const Graph& graph) {
   for (const auto& where : graph.destinations()) {
     auto at = where.find("rtsp://");
@@ -362,8 +369,7 @@ int distinct(const std::vector<std::vector<uint8_t>>& rows) {
 }
 
 TEST(Video, RtspServesTwoViewersAndOneLeavingDoesNotStopTheOther) {
-  auto graph = buildGraph(registry(), "sources: [{name: cam, type: moving, params: {width: 320, height: 240, fps: 60}}]\n"
-                     "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_address: 127.0.0.1, keyframe_interval: 10}}]\n");
+  auto graph = rtspGraph();
   ASSERT_TRUE(graph);
   std::string url = rtspUrl(*graph);
   ASSERT_NE(url.find("rtsp://127.0.0.1:"), std::string::npos) << url;
@@ -391,8 +397,7 @@ TEST(Video, RtspServesTwoViewersAndOneLeavingDoesNotStopTheOther) {
 // The last viewer leaves and the next arrives at once, six times: the server tears the old media
 // down and builds a new one for each, and the frames must reach each new one.
 TEST(Video, EachViewerAfterTheLastOneLeftGetsPictures) {
-  auto graph = buildGraph(registry(), "sources: [{name: cam, type: moving, params: {width: 320, height: 240, fps: 60}}]\n"
-                     "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_address: 127.0.0.1, keyframe_interval: 10}}]\n");
+  auto graph = rtspGraph();
   ASSERT_TRUE(graph);
   std::string url = rtspUrl(*graph);
   std::thread running([&] { graph->run(); });
