@@ -26,7 +26,7 @@ __device__ __forceinline__ unsigned warpOr(unsigned v) {
 #endif
 }
 
-// K 16-bit sums as one aligned load (4, 8 or 16 bytes).
+// K 16-bit sums as one aligned load or store (4, 8 or 16 bytes).
 template <int K> struct SumWord;
 template <> struct SumWord<2> { using Type = uint32_t; };
 template <> struct SumWord<4> { using Type = uint2; };

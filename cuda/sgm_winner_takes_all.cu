@@ -62,11 +62,12 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p,
   constexpr int kRound = kStepsPerRound<K>;
   const int stretch = (width + kWarpsPerRow - 1) / kWarpsPerRow, end = min(width, (warp + 1) * stretch);
   for (int x0 = warp * stretch; x0 < end; x0 += kRound) {
+    uint16_t* roundSums = b.volume + (static_cast<size_t>(y) * width + x0) * D + lane * K;  // pixel x0 + c's at c * D
     int sums[kRound][K];
 #pragma unroll
     for (int c = 0; c < kRound; ++c)
       if (x0 + c < end) {
-        loadSums<K>(b.volume + (static_cast<size_t>(y) * width + x0 + c) * D + lane * K, sums[c]);
+        loadSums<K>(roundSums + c * D, sums[c]);
       } else {
 #pragma unroll
         for (int j = 0; j < K; ++j) sums[c][j] = 0;  // past the stretch: reduced, never written
@@ -89,7 +90,7 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p,
     // than a pass of its own, as this kernel is bound by its instructions.
 #pragma unroll
     for (int c = 0; c < kRound; ++c)
-      if (x0 + c < end) clearSums<K>(b.volume + (static_cast<size_t>(y) * width + x0 + c) * D + lane * K);
+      if (x0 + c < end) clearSums<K>(roundSums + c * D);
     int second[kRound];
     unsigned neighbours[kRound];  // sums at the best d - 1 (low half) and d + 1 (high half)
 #pragma unroll
