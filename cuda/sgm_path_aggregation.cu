@@ -14,9 +14,20 @@ namespace pp::stereo {
 namespace {
 
 constexpr int kWarpsPerBlock = 4;
-// Steps in a walker's ring of loads: a step's loads are issued kStepsAhead - 1 steps before its
-// recursion (registers against latency hidden, as measured on an H100 and an H200).
-template <int D, int kLaneDisparities> constexpr int kStepsAhead = D < 256 ? 4 : kLaneDisparities >= 16 ? 3 : 2;
+// Steps in a walker's ring of loads (a step's loads are issued kStepsAhead - 1 steps before its
+// recursion) and blocks an SM the registers must allow. A deeper ring hides more of the loads'
+// latency but takes registers, so fewer walkers are resident: when a launch does not fit at once,
+// its last walkers start only as the first ones finish, and it takes two lines' time. Below 256
+// disparities, a ring of 2 held to 96 registers (20 warps an SM) keeps all 2348 warps of 1224x1024
+// with 8 paths resident: 1.92 ms for the whole matcher against 2.12 with a ring of 4 at 164
+// registers (12 warps an SM; H200). At 256 disparities a ring of 3 does best. A Jetson (16 SMs at
+// most) never holds such a launch at once, and there 96 registers spill: no bound.
+template <int D, int kLaneDisparities> constexpr int kStepsAhead = D < 256 ? (kLaneDisparities >= 16 ? 2 : 4) : kLaneDisparities >= 16 ? 3 : 2;
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 720 || __CUDA_ARCH__ == 870)
+template <int D> constexpr int kMinBlocksPerSm = 1;
+#else
+template <int D> constexpr int kMinBlocksPerSm = D < 256 ? 5 : 1;
+#endif
 
 // A walker: kLanes lanes (an aligned group), each holding kLaneDisparities of the D disparities.
 template <int D, int kLaneDisparities> struct Walkers {
@@ -63,7 +74,7 @@ template <int kLaneDisparities> struct StepLoads {
 // too few to fill the device), so each adds its path costs to the volume with reductions.
 // Four 16-bit sums share a 64-bit word and never carry into each other (a sum stays below 8 x 255).
 template <int D, int kLaneDisparities>
-__global__ void aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
   using W = Walkers<D, kLaneDisparities>;
   constexpr int kRun = 4, kRuns = kLaneDisparities / kRun, kRunStride = D / kRuns;  // a run: one 64-bit reduction
   constexpr int kLastOffset = (kRuns - 1) * kRunStride + kRun - 1;  // of this lane's disparities from its first
