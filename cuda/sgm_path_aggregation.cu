@@ -19,7 +19,7 @@ constexpr int kWarpsPerBlock = 4;
 // latency but takes registers, so fewer walkers are resident: when a launch does not fit at once,
 // its last walkers start only as the first ones finish, and it takes two lines' time. Below 256
 // disparities, a ring of 2 held to 96 registers (20 warps an SM) keeps all 2348 warps of 1224x1024
-// with 8 paths resident: 1.92 ms for the whole matcher against 2.12 with a ring of 4 at 164
+// with 8 paths resident: 1.83 ms for the whole matcher against 2.08 with a ring of 4 at 164
 // registers (12 warps an SM; H200). At 256 disparities a ring of 3 does best. A Jetson (16 SMs at
 // most) never holds such a launch at once, and there 96 registers spill: no bound.
 template <int D, int kLaneDisparities> constexpr int kStepsAhead = D < 256 ? (kLaneDisparities >= 16 ? 2 : 4) : kLaneDisparities >= 16 ? 3 : 2;
