@@ -20,13 +20,14 @@ constexpr int kWarpsPerBlock = 4;
 // its last walkers start only as the first ones finish, and it takes two lines' time. Below 256
 // disparities, a ring of 2 held to 96 registers (20 warps an SM) keeps all 2348 warps of 1224x1024
 // with 8 paths resident: 1.83 ms for the whole matcher against 2.08 with a ring of 4 at 164
-// registers (12 warps an SM; H200). At 256 disparities a ring of 3 does best. A Jetson (16 SMs at
-// most) never holds such a launch at once, and there 96 registers spill: no bound.
+// registers (12 warps an SM; H200). At 256 disparities a ring of 3 does best. The bound is for
+// sm_90, where it was measured; on sm_80-89 and Jetsons' sm_87 96 registers spill a little, and a
+// Jetson (16 SMs at most) never holds such a launch at once.
 template <int D, int kLaneDisparities> constexpr int kStepsAhead = D < 256 ? (kLaneDisparities >= 16 ? 2 : 4) : kLaneDisparities >= 16 ? 3 : 2;
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 720 || __CUDA_ARCH__ == 870)
-template <int D> constexpr int kMinBlocksPerSm = 1;
-#else
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 template <int D> constexpr int kMinBlocksPerSm = D < 256 ? 5 : 1;
+#else
+template <int D> constexpr int kMinBlocksPerSm = 1;
 #endif
 
 // A walker: kLanes lanes (an aligned group), each holding kLaneDisparities of the D disparities.
