@@ -4,7 +4,8 @@
 // disparities are runs of four spread over the range, so that each of its 64-bit reductions of the
 // 16-bit sums lands next to those of the walker's other lanes (whole sectors). All walkers add
 // their path costs to the sum volume with reductions; the volume is zero before (the
-// winner-takes-all leaves it so).
+// winner-takes-all leaves it so). Below 256 disparities, a block's column or diagonal walkers take
+// their census codes from a window in shared memory that the block fills two steps ahead.
 #include "cuda/sgm_path.cuh"
 
 #include "pipeline/cuda_check.hpp"
@@ -29,6 +30,10 @@ template <int D> constexpr int kMinBlocksPerSm = D < 256 ? 5 : 1;
 #else
 template <int D> constexpr int kMinBlocksPerSm = 1;
 #endif
+
+// Whether a block's column and diagonal walkers take their census codes from a window in shared
+// memory (see aggregate). At 256 disparities (two-way bank conflicts) or 8 a lane it was slower.
+template <int D, int kLaneDisparities> constexpr bool kSharesCodes = D < 256 && kLaneDisparities == 16;
 
 // A walker: kLanes lanes (an aligned group), each holding kLaneDisparities of the D disparities.
 template <int D, int kLaneDisparities> struct Walkers {
@@ -80,13 +85,17 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
   constexpr int kRun = 4, kRuns = kLaneDisparities / kRun, kRunStride = D / kRuns;  // a run: one 64-bit reduction
   constexpr int kLastOffset = (kRuns - 1) * kRunStride + kRun - 1;  // of this lane's disparities from its first
   using Loads = StepLoads<kLaneDisparities>;
+  constexpr int kBlockWalkers = kWarpsPerBlock * W::kPerWarp;
+  constexpr int kWindowRight = D + kBlockWalkers - 1, kWindowCodes = kWindowRight + kBlockWalkers;  // right codes, then left
+  __shared__ uint32_t window[2][kSharesCodes<D, kLaneDisparities> ? kWindowCodes : 1];
   int warp = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (warp >= dirs.firstWarp[dirs.count]) return;  // whole warps
+  const int walker = threadIdx.x / 32 * W::kPerWarp + lane / W::kLanes;  // in the block
+  if (warp >= dirs.firstWarp[dirs.count]) return;  // whole blocks
   int which = 0;
   while (warp >= dirs.firstWarp[which + 1]) ++which;
   const int dx = dirs.dx[which], dy = dirs.dy[which], lines = lineCount(dy, b.width, b.height);
   int line = (warp - dirs.firstWarp[which]) * W::kPerWarp + lane / W::kLanes;
-  const bool adds = line < lines;  // the last warp's spare walkers walk the last line again, adding nothing
+  const bool adds = line < lines;  // the last block's spare walkers walk the last line again, adding nothing
   line = min(line, lines - 1);
   // Run q of this lane: disparities q * kRunStride + part * kRun + i, i < kRun.
   const int part = lane % W::kLanes, firstD = part * kRun + p.minDisparity;
@@ -101,21 +110,31 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
   };
   auto startsLine = [&](int s, int at) { return s == 0 || (wraps && at == lineFirstX); };
   int loadStep = 0, loadX = x;
-  auto load = [&](Loads& in) {
+  // A step's codes from the block's window (see below), or else from global memory.
+  auto load = [&](Loads& in, const uint32_t* codes) {
     if (loadStep >= steps) return;
     int row = y + loadStep * dy, room = loadX - firstD;
     const uint32_t* rightRow = b.censusRight + static_cast<size_t>(row) * b.width;
-    in.centre = __ldg(b.censusLeft + static_cast<size_t>(row) * b.width + loadX);
-    if (room >= kLastOffset) {  // every match inside the right image
+    if (codes) {  // the walker's pixel is the window's left code `walker`; its matches end at right code walker + D - 1
+      const uint32_t* right = codes + walker + D - 1 - (firstD - p.minDisparity);
+      in.centre = codes[kWindowRight + walker];
 #pragma unroll
       for (int q = 0; q < kRuns; ++q)
 #pragma unroll
-        for (int i = 0; i < kRun; ++i) in.right[q * kRun + i] = __ldg(rightRow + room - (q * kRunStride + i));
-    } else {  // near its left edge: a match outside reads the row's first code, which step() ignores
+        for (int i = 0; i < kRun; ++i) in.right[q * kRun + i] = right[-(q * kRunStride + i)];
+    } else {
+      in.centre = __ldg(b.censusLeft + static_cast<size_t>(row) * b.width + loadX);
+      if (room >= kLastOffset) {  // every match inside the right image
 #pragma unroll
-      for (int q = 0; q < kRuns; ++q)
+        for (int q = 0; q < kRuns; ++q)
 #pragma unroll
-        for (int i = 0; i < kRun; ++i) in.right[q * kRun + i] = __ldg(rightRow + max(room - (q * kRunStride + i), 0));
+          for (int i = 0; i < kRun; ++i) in.right[q * kRun + i] = __ldg(rightRow + room - (q * kRunStride + i));
+      } else {  // near its left edge: a match outside reads the row's first code, which step() ignores
+#pragma unroll
+        for (int q = 0; q < kRuns; ++q)
+#pragma unroll
+          for (int i = 0; i < kRun; ++i) in.right[q * kRun + i] = __ldg(rightRow + max(room - (q * kRunStride + i), 0));
+      }
     }
     bool head = startsLine(loadStep, loadX);
     in.p2 = head ? 0 : p.p2Adaptive ? adaptiveP2(p, abs(static_cast<int>(b.left.row(row)[loadX]) - static_cast<int>(b.left.row(row - dy)[loadX - dx]))) : p.p2;
@@ -165,7 +184,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
       least = min(least, min(min(now[0], now[1]), min(now[2], now[3])));
     }
     minPrev = walkerMin<W::kLanes>(least);
-    if (adds) {
+    if (adds && s < steps) {  // the window's rounds of two may take a step past the line
       uint16_t* sums = b.volume + (static_cast<size_t>(y + s * dy) * b.width + x) * D + part * kRun;
 #pragma unroll
       for (int q = 0; q < kRuns; ++q)
@@ -175,16 +194,71 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
     x = next(x);
   };
 
-  // A ring of kStepsAhead steps' loads: each step's are issued kStepsAhead - 1 steps before it.
-  constexpr int kAhead = kStepsAhead<D, kLaneDisparities>;
-  Loads ring[kAhead];
+  if (dy == 0 || !kSharesCodes<D, kLaneDisparities>) {
+    // Each walker its own codes (a row's walkers share none): a ring of kStepsAhead steps' loads,
+    // each step's issued kStepsAhead - 1 steps before it.
+    constexpr int kAhead = kStepsAhead<D, kLaneDisparities>;
+    Loads ring[kAhead];
 #pragma unroll
-  for (int c = 0; c < kAhead - 1; ++c) load(ring[c]);
-  for (int s0 = 0; s0 < steps; s0 += kAhead) {
+    for (int c = 0; c < kAhead - 1; ++c) load(ring[c], nullptr);
+    for (int s0 = 0; s0 < steps; s0 += kAhead) {
 #pragma unroll
-    for (int c = 0; c < kAhead; ++c) {
-      load(ring[(c + kAhead - 1) % kAhead]);
-      if (s0 + c < steps) step(s0 + c, ring[c]);
+      for (int c = 0; c < kAhead; ++c) {
+        load(ring[(c + kAhead - 1) % kAhead], nullptr);
+        if (s0 + c < steps) step(s0 + c, ring[c]);
+      }
+    }
+    return;
+  }
+  // A block's column or diagonal walkers are on one row at each step, on consecutive columns
+  // (unless a diagonal block straddles the image's side): the block loads the codes they need
+  // into a window in shared memory, each thread one or two codes two steps ahead, instead of each
+  // lane its 17 (ncu, half size with 8 paths: the loads' stalls 3.2 -> 1.3 cycles an instruction,
+  // for one barrier a step). A straddling block's steps load from global memory.
+  constexpr int kThreads = kWarpsPerBlock * 32, kPerThread = (kWindowCodes + kThreads - 1) / kThreads;
+  const int blockFirstLine = (warp - walker / W::kPerWarp - dirs.firstWarp[which]) * W::kPerWarp;
+  auto windowed = [&](int column) { return dx == 0 || column + kBlockWalkers - 1 < b.width; };
+  uint32_t staged[kPerThread];
+  auto fetch = [&](int t, int column) {
+    if (t >= steps || !windowed(column)) return;
+    const size_t rowStart = static_cast<size_t>(y + t * dy) * b.width;
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      const int i = threadIdx.x + k * kThreads;  // the first test of each pair below is known at compile time
+      const bool right = (k + 1) * kThreads <= kWindowRight || i < kWindowRight;
+      const int at = column + (right ? i - p.minDisparity - (D - 1) : i - kWindowRight);
+      if ((k + 1) * kThreads <= kWindowCodes || i < kWindowCodes) staged[k] = __ldg((right ? b.censusRight : b.censusLeft) + rowStart + min(max(at, 0), b.width - 1));
+    }
+  };
+  auto store = [&](int t, int column, uint32_t* codes) {
+    if (t >= steps || !windowed(column)) return;
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      const int i = threadIdx.x + k * kThreads;
+      if ((k + 1) * kThreads <= kWindowCodes || i < kWindowCodes) codes[i] = staged[k];
+    }
+  };
+  auto advance = [&](int column) {
+    column += dx;
+    return column == b.width ? 0 : column < 0 ? b.width - 1 : column;
+  };
+  int column[3] = {blockFirstLine, 0, 0};  // the block's first walker's at steps s, s + 1, s + 2
+  column[1] = advance(column[0]), column[2] = advance(column[1]);
+  fetch(0, column[0]);
+  store(0, column[0], window[0]);
+  fetch(1, column[1]);
+  __syncthreads();
+  Loads in;
+  // Two steps a round, one window each; a line of odd length takes a step more, which adds nothing.
+  for (int s0 = 0; s0 < steps; s0 += 2) {
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      store(s0 + c + 1, column[1], window[1 - c]);
+      fetch(s0 + c + 2, column[2]);
+      load(in, windowed(column[0]) ? window[c] : nullptr);
+      step(s0 + c, in);
+      column[0] = column[1], column[1] = column[2], column[2] = advance(column[2]);
+      __syncthreads();
     }
   }
 }
@@ -199,7 +273,8 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
       if (kPathDirections[i][1] != dy) continue;
       int k = dirs.count++;
       dirs.dx[k] = kPathDirections[i][0], dirs.dy[k] = dy;
-      dirs.firstWarp[k + 1] = dirs.firstWarp[k] + (lineCount(dy, b.width, b.height) + W::kPerWarp - 1) / W::kPerWarp;
+      constexpr int kWarps = kSharesCodes<D, kLaneDisparities> ? kWarpsPerBlock : 1;  // a block's walkers share a window
+      dirs.firstWarp[k + 1] = dirs.firstWarp[k] + (lineCount(dy, b.width, b.height) + kWarps * W::kPerWarp - 1) / (kWarps * W::kPerWarp) * kWarps;
     }
   int warps = dirs.firstWarp[p.paths];
   aggregate<D, kLaneDisparities><<<(warps + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(p, b, dirs);
