@@ -90,12 +90,12 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
   __shared__ uint32_t window[2][kSharesCodes<D, kLaneDisparities> ? kWindowCodes : 1];
   int warp = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32, lane = threadIdx.x % 32;
   const int walker = threadIdx.x / 32 * W::kPerWarp + lane / W::kLanes;  // in the block
-  if (warp >= dirs.firstWarp[dirs.count]) return;  // whole blocks
+  if (warp >= dirs.firstWarp[dirs.count]) return;  // whole warps (whole blocks where they share a window)
   int which = 0;
   while (warp >= dirs.firstWarp[which + 1]) ++which;
   const int dx = dirs.dx[which], dy = dirs.dy[which], lines = lineCount(dy, b.width, b.height);
   int line = (warp - dirs.firstWarp[which]) * W::kPerWarp + lane / W::kLanes;
-  const bool adds = line < lines;  // the last block's spare walkers walk the last line again, adding nothing
+  const bool adds = line < lines;  // a direction's spare walkers walk its last line again, adding nothing
   line = min(line, lines - 1);
   // Run q of this lane: disparities q * kRunStride + part * kRun + i, i < kRun.
   const int part = lane % W::kLanes, firstD = part * kRun + p.minDisparity;
