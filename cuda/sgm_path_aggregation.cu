@@ -238,12 +238,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
       if ((k + 1) * kThreads <= kWindowCodes || i < kWindowCodes) codes[i] = staged[k];
     }
   };
-  auto advance = [&](int column) {
-    column += dx;
-    return column == b.width ? 0 : column < 0 ? b.width - 1 : column;
-  };
-  int column[3] = {blockFirstLine, 0, 0};  // the block's first walker's at steps s, s + 1, s + 2
-  column[1] = advance(column[0]), column[2] = advance(column[1]);
+  int column[3] = {blockFirstLine, 0, 0};  // the block's first walker's at steps s, s + 1, s + 2 (it moves as a walker)
+  column[1] = next(column[0]), column[2] = next(column[1]);
   fetch(0, column[0]);
   store(0, column[0], window[0]);
   fetch(1, column[1]);
@@ -257,7 +253,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
       fetch(s0 + c + 2, column[2]);
       load(in, windowed(column[0]) ? window[c] : nullptr);
       step(s0 + c, in);
-      column[0] = column[1], column[1] = column[2], column[2] = advance(column[2]);
+      column[0] = column[1], column[1] = column[2], column[2] = next(column[2]);
       __syncthreads();
     }
   }
