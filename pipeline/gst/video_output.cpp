@@ -64,6 +64,8 @@ struct VideoOutput::Impl {
   int boundPort = -1;
   std::mutex feedMutex;
   GstElement* feed = nullptr;  // the media's appsrc, referenced while prepared
+  bool feedStarted = false;     // the feed has had its first key frame
+  bool keyFrameAsked = false;   // and the encoder has been asked for one
   std::atomic<int> clients{0};
 
   ~Impl() {
@@ -114,9 +116,26 @@ struct VideoOutput::Impl {
     if (o.onEncoded) o.onEncoded(GST_BUFFER_PTS(buffer), gst_buffer_get_size(buffer));
     std::lock_guard lock(feedMutex);
     if (!feed || gst_app_src_get_current_level_bytes(GST_APP_SRC(feed)) > kFeedMaxBytes) return GST_FLOW_OK;
-    // The media runs on its own clock: stamp the frame with that pipeline's running time now.
+    // The media runs on its own clock: the frame is stamped with that pipeline's running time now,
+    // which only PLAYING defines. Before, the feed may have the clock but not yet its base time,
+    // and a frame stamped then would hold the media's sink until the clock reaches its absolute time.
+    GstState state = GST_STATE_NULL;
+    gst_element_get_state(feed, &state, nullptr, 0);
     Owned<GstClock> clock(gst_element_get_clock(feed));
-    if (!clock) return GST_FLOW_OK;
+    if (state != GST_STATE_PLAYING || !clock) return GST_FLOW_OK;
+    // A new viewer's decoder starts at a key frame: until one comes, ask the encoder for it and
+    // leave the frames that depend on earlier ones out.
+    if (!feedStarted) {
+      if (GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT)) {
+        if (!keyFrameAsked) {
+          Owned<GstPad> pad(gst_element_get_static_pad(encoder.get(), "src"));
+          gst_pad_send_event(pad.get(), gst_video_event_new_upstream_force_key_unit(GST_CLOCK_TIME_NONE, TRUE, 0));
+          keyFrameAsked = true;
+        }
+        return GST_FLOW_OK;
+      }
+      feedStarted = true;
+    }
     GstBuffer* copy = gst_buffer_copy(buffer);
     GST_BUFFER_PTS(copy) = GST_BUFFER_DTS(copy) = gst_clock_get_time(clock.get()) - gst_element_get_base_time(feed);
     GST_BUFFER_DURATION(copy) = GST_SECOND / static_cast<guint64>(o.fps);
@@ -171,6 +190,7 @@ struct VideoOutput::Impl {
       std::lock_guard lock(feedMutex);
       if (feed) gst_object_unref(feed);
       feed = mediaFeed;
+      feedStarted = keyFrameAsked = false;
     }
     // Only this media's feed: a newer media (a viewer arriving as the last one leaves) may have
     // replaced it already. The media keeps a reference, so no newer feed can take its address.
@@ -182,9 +202,6 @@ struct VideoOutput::Impl {
                          gst_object_unref(std::exchange(impl->feed, nullptr));
                      }),
                      this);
-    // A new viewer needs a key frame to start decoding: ask the encoder for one now.
-    Owned<GstPad> pad(gst_element_get_static_pad(encoder.get(), "src"));
-    gst_pad_send_event(pad.get(), gst_video_event_new_upstream_force_key_unit(GST_CLOCK_TIME_NONE, TRUE, 0));
   }
 
   static GstRTSPFilterResult removeClient(GstRTSPServer*, GstRTSPClient*, gpointer) { return GST_RTSP_FILTER_REMOVE; }
