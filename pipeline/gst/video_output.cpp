@@ -127,11 +127,8 @@ struct VideoOutput::Impl {
     // leave the frames that depend on earlier ones out.
     if (!feedStarted) {
       if (GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT)) {
-        if (!keyFrameAsked) {
-          Owned<GstPad> pad(gst_element_get_static_pad(encoder.get(), "src"));
-          gst_pad_send_event(pad.get(), gst_video_event_new_upstream_force_key_unit(GST_CLOCK_TIME_NONE, TRUE, 0));
-          keyFrameAsked = true;
-        }
+        if (!keyFrameAsked) askForKeyFrame();
+        keyFrameAsked = true;
         return GST_FLOW_OK;
       }
       feedStarted = true;
@@ -141,6 +138,11 @@ struct VideoOutput::Impl {
     GST_BUFFER_DURATION(copy) = GST_SECOND / static_cast<guint64>(o.fps);
     gst_app_src_push_buffer(GST_APP_SRC(feed), copy);
     return GST_FLOW_OK;
+  }
+
+  void askForKeyFrame() {
+    Owned<GstPad> pad(gst_element_get_static_pad(encoder.get(), "src"));
+    gst_pad_send_event(pad.get(), gst_video_event_new_upstream_force_key_unit(GST_CLOCK_TIME_NONE, TRUE, 0));
   }
 
   void startServer() {
@@ -165,6 +167,12 @@ struct VideoOutput::Impl {
                        auto* impl = static_cast<Impl*>(self);
                        ++impl->clients;
                        g_signal_connect(client, "closed", G_CALLBACK(+[](GstRTSPClient*, gpointer s) { --static_cast<Impl*>(s)->clients; }), impl);
+                       // A viewer joining a running (shared) media starts at a key frame: make one now (the
+                       // signal comes once the viewer's transport is active).
+                       g_signal_connect(client, "play-request", G_CALLBACK(+[](GstRTSPClient*, GstRTSPContext*, gpointer s) {
+                                          static_cast<Impl*>(s)->askForKeyFrame();
+                                        }),
+                                        impl);
                      }),
                      this);
     GError* error = nullptr;

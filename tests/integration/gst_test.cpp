@@ -349,10 +349,11 @@ class Viewer {
 };
 
 // A moving 320x240 picture at 60 frames/s served over RTSP on loopback, a key frame every 10.
-std::unique_ptr<Graph> rtspGraph() {
+std::unique_ptr<Graph> rtspGraph(int keyframeInterval = 10) {
   return buildGraph(registry(),
                     "sources: [{name: cam, type: moving, params: {width: 320, height: 240, fps: 60}}]\n"
-                    "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_address: 127.0.0.1, keyframe_interval: 10}}]\n");
+                    "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_address: 127.0.0.1, keyframe_interval: " +
+                        std::to_string(keyframeInterval) + "}}]\n");
 }
 
 std::string rtspUrl(const Graph& graph) {
@@ -405,6 +406,23 @@ TEST(Video, EachViewerAfterTheLastOneLeftGetsPictures) {
     Viewer one(url);
     auto frames = one.frames(10, 320, 240);
     EXPECT_EQ(frames.size(), 10u) << "viewer " << viewer << ": " << one.why();
+  }
+  graph->stop();
+  running.join();
+}
+
+// Key frames 10000 frames apart (almost 3 minutes): a viewer joining the running stream decodes
+// within the viewer's 10 s only if its arrival made the encoder emit a key frame.
+TEST(Video, AViewerJoiningARunningStreamGetsAKeyFrameAtOnce) {
+  auto graph = rtspGraph(10000);
+  ASSERT_TRUE(graph);
+  std::string url = rtspUrl(*graph);
+  std::thread running([&] { graph->run(); });
+  {
+    Viewer first(url);
+    EXPECT_EQ(first.frames(10, 320, 240).size(), 10u) << "the first viewer: " << first.why();
+    Viewer joining(url);
+    EXPECT_EQ(joining.frames(10, 320, 240).size(), 10u) << "the viewer joining the shared stream: " << joining.why();
   }
   graph->stop();
   running.join();
