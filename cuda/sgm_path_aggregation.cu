@@ -113,8 +113,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
   // A step's codes from the block's window (see below), or else from global memory.
   auto load = [&](Loads& in, const uint32_t* codes) {
     if (loadStep >= steps) return;
-    int row = y + loadStep * dy, room = loadX - firstD;
-    const uint32_t* rightRow = b.censusRight + static_cast<size_t>(row) * b.width;
+    const int row = y + loadStep * dy;
     if (codes) {  // the walker's pixel is the window's left code `walker`; its matches end at right code walker + D - 1
       const uint32_t* right = codes + walker + D - 1 - (firstD - p.minDisparity);
       in.centre = codes[kWindowRight + walker];
@@ -123,6 +122,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
 #pragma unroll
         for (int i = 0; i < kRun; ++i) in.right[q * kRun + i] = right[-(q * kRunStride + i)];
     } else {
+      const int room = loadX - firstD;
+      const uint32_t* rightRow = b.censusRight + static_cast<size_t>(row) * b.width;
       in.centre = __ldg(b.censusLeft + static_cast<size_t>(row) * b.width + loadX);
       if (room >= kLastOffset) {  // every match inside the right image
 #pragma unroll
@@ -218,16 +219,18 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
   constexpr int kThreads = kWarpsPerBlock * 32, kPerThread = (kWindowCodes + kThreads - 1) / kThreads;
   const int blockFirstLine = (warp - walker / W::kPerWarp - dirs.firstWarp[which]) * W::kPerWarp;
   auto windowed = [&](int column) { return dx == 0 || column + kBlockWalkers - 1 < b.width; };
+  // Whether thread slot k's window index i exists (the first test is known at compile time).
+  auto inWindow = [](int k, int i) { return (k + 1) * kThreads <= kWindowCodes || i < kWindowCodes; };
   uint32_t staged[kPerThread];
   auto fetch = [&](int t, int column) {
     if (t >= steps || !windowed(column)) return;
     const size_t rowStart = static_cast<size_t>(y + t * dy) * b.width;
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
-      const int i = threadIdx.x + k * kThreads;  // the first test of each pair below is known at compile time
+      const int i = threadIdx.x + k * kThreads;
       const bool right = (k + 1) * kThreads <= kWindowRight || i < kWindowRight;
       const int at = column + (right ? i - p.minDisparity - (D - 1) : i - kWindowRight);
-      if ((k + 1) * kThreads <= kWindowCodes || i < kWindowCodes) staged[k] = __ldg((right ? b.censusRight : b.censusLeft) + rowStart + min(max(at, 0), b.width - 1));
+      if (inWindow(k, i)) staged[k] = __ldg((right ? b.censusRight : b.censusLeft) + rowStart + min(max(at, 0), b.width - 1));
     }
   };
   auto store = [&](int t, int column, uint32_t* codes) {
@@ -235,7 +238,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
       const int i = threadIdx.x + k * kThreads;
-      if ((k + 1) * kThreads <= kWindowCodes || i < kWindowCodes) codes[i] = staged[k];
+      if (inWindow(k, i)) codes[i] = staged[k];
     }
   };
   int column[3] = {blockFirstLine, 0, 0};  // the block's first walker's at steps s, s + 1, s + 2 (it moves as a walker)
