@@ -219,8 +219,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
   constexpr int kThreads = kWarpsPerBlock * 32, kPerThread = (kWindowCodes + kThreads - 1) / kThreads;
   const int blockFirstLine = (warp - walker / W::kPerWarp - dirs.firstWarp[which]) * W::kPerWarp;
   auto windowed = [&](int column) { return dx == 0 || column + kBlockWalkers - 1 < b.width; };
-  // Whether thread slot k's window index i exists (the first test is known at compile time).
-  auto inWindow = [](int k, int i) { return (k + 1) * kThreads <= kWindowCodes || i < kWindowCodes; };
+  // Whether thread slot k's window index i is below n (known at compile time where the whole slot is).
+  auto below = [](int k, int i, int n) { return (k + 1) * kThreads <= n || i < n; };
   uint32_t staged[kPerThread];
   auto fetch = [&](int t, int column) {
     if (t >= steps || !windowed(column)) return;
@@ -228,9 +228,9 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
       const int i = threadIdx.x + k * kThreads;
-      const bool right = (k + 1) * kThreads <= kWindowRight || i < kWindowRight;
+      const bool right = below(k, i, kWindowRight);
       const int at = column + (right ? i - p.minDisparity - (D - 1) : i - kWindowRight);
-      if (inWindow(k, i)) staged[k] = __ldg((right ? b.censusRight : b.censusLeft) + rowStart + min(max(at, 0), b.width - 1));
+      if (below(k, i, kWindowCodes)) staged[k] = __ldg((right ? b.censusRight : b.censusLeft) + rowStart + min(max(at, 0), b.width - 1));
     }
   };
   auto store = [&](int t, int column, uint32_t* codes) {
@@ -238,7 +238,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
       const int i = threadIdx.x + k * kThreads;
-      if (inWindow(k, i)) codes[i] = staged[k];
+      if (below(k, i, kWindowCodes)) codes[i] = staged[k];
     }
   };
   int column[3] = {blockFirstLine, 0, 0};  // the block's first walker's at steps s, s + 1, s + 2 (it moves as a walker)
