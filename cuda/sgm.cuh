@@ -9,7 +9,8 @@
 namespace pp::stereo {
 
 // What the aggregation and WTA kernels read: both images' census codes (width x height, packed
-// rows), the left image (adaptive P2) and the 16-bit sum volume [y][x][d].
+// rows), the left image (adaptive P2) and the volume [y][x][d] of 16-bit words, each a matching
+// cost and a sum of path costs (see cuda/sgm_path.cuh).
 struct SgmBuffers {
   int width = 0, height = 0;
   const uint32_t* censusLeft = nullptr;
@@ -21,13 +22,20 @@ struct SgmBuffers {
 // 9x7 centre-symmetric census of a u8 image into width x height codes.
 void launchCensus(ImageView<const uint8_t> image, uint32_t* codes, cudaStream_t stream);
 
-// Every path direction (4 or 8) over every line of the image, added into the sum volume, which must
-// be zero.
+// Whether each frame's matching costs are written into the volume words' top bits, to be read by
+// every path direction (see cuda/sgm_path.cuh), rather than computed by each from the census codes.
+constexpr bool costsInVolume(int disparities) { return disparities == 256; }
+
+// Where costsInVolume: every pixel's matching costs into the volume, its sums zero.
+void launchMatchingCost(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
+
+// Every path direction (4 or 8) over every line of the image, added into the volume's sums, which
+// must be zero.
 void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
 
 // Winner takes all over the sums, sub-pixel, uniqueness, the right image's disparities, the
 // left-right check and the fill: writes disparity x 16 (or kInvalidDisparity) and, when
-// `confidence` has data, the confidence (0..255). Leaves the sum volume zero.
+// `confidence` has data, the confidence (0..255). Unless costsInVolume, leaves the sums zero.
 void launchWinnerTakesAll(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream);
 
 // 3x3 median of the valid disparities around each valid one.

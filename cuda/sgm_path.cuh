@@ -1,5 +1,5 @@
-// What the SGM path aggregation and winner-takes-all kernels share: warp reductions and the loads
-// (and zeroing) of K = D / 32 consecutive 16-bit sums a lane.
+// What the SGM matching-cost, path aggregation and winner-takes-all kernels share: the volume's
+// word layout, warp reductions and the loads (and zeroing) of K = D / 32 consecutive sums a lane.
 #pragma once
 #include "cuda/sgm.cuh"
 
@@ -7,6 +7,22 @@ namespace pp::stereo {
 
 constexpr unsigned kFullWarp = 0xFFFFFFFFu;
 constexpr int kFarCost = 0x3FFF;  // beyond the disparity range: never the minimum
+
+// A 16-bit word of the volume: the sum of the path costs in its low kSumBits and, where
+// kCostsInVolume, the matching cost (0..31) above them (else zero). A path cost is at most 31 + 224
+// (rule 3), so eight of them never carry into the cost.
+constexpr int kSumBits = 11, kCostBits = 16 - kSumBits;
+constexpr unsigned kSumMask = (1u << kSumBits) - 1, kCostMask = (1u << kCostBits) - 1;
+static_assert(kOutsideCost <= kCostMask && 8 * (31 + 224) <= kSumMask, "a word holds a cost and the sum of eight paths");
+
+// Whether the matching costs come from the volume (sgm_matching_cost.cu writes them into the words'
+// top bits) rather than from the census codes. It takes a step's 17 code loads and 16 Hamming
+// distances a lane down to 4 loads and bit shifts (a fifth fewer instructions), but each direction
+// then reads the whole volume through the L2 as well as adding to it. At 256 disparities, where
+// the volume misses the L2, that paid: the aggregation 13.4 -> 11.0 ms at full size with 8 paths
+// (H200). Below, where the fronts' additions merge in the L2, the reads took the L2 to 79% busy:
+// 1.52 ms against 1.47 at half size, and the matching-cost pass on top.
+template <int D> constexpr bool kCostsInVolume = costsInVolume(D);
 
 // int or unsigned: one instruction from sm_80 on, else a butterfly of shuffles.
 template <class T> __device__ __forceinline__ T warpMin(T v) {
@@ -26,17 +42,17 @@ __device__ __forceinline__ unsigned warpOr(unsigned v) {
 #endif
 }
 
-// K 16-bit sums as one aligned load or store (4, 8 or 16 bytes).
+// K 16-bit words as one aligned load or store (4, 8 or 16 bytes).
 template <int K> struct SumWord;
 template <> struct SumWord<2> { using Type = uint32_t; };
 template <> struct SumWord<4> { using Type = uint2; };
 template <> struct SumWord<8> { using Type = uint4; };
 
-template <int K> __device__ __forceinline__ void loadSums(const uint16_t* at, int (&sums)[K]) {
+template <int K> __device__ __forceinline__ void loadSums(const uint16_t* at, int (&sums)[K], unsigned mask) {
   typename SumWord<K>::Type word = *reinterpret_cast<const typename SumWord<K>::Type*>(at);
   const uint16_t* half = reinterpret_cast<const uint16_t*>(&word);
 #pragma unroll
-  for (int j = 0; j < K; ++j) sums[j] = half[j];
+  for (int j = 0; j < K; ++j) sums[j] = half[j] & mask;
 }
 
 template <int K> __device__ __forceinline__ void clearSums(uint16_t* at) { *reinterpret_cast<typename SumWord<K>::Type*>(at) = {}; }

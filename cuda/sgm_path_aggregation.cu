@@ -3,9 +3,10 @@
 // independent recursions a lane and a warp walks several lines at once (libSGM's layout). A lane's
 // disparities are runs of four spread over the range, so that each of its 64-bit reductions of the
 // 16-bit sums lands next to those of the walker's other lanes (whole sectors). All walkers add
-// their path costs to the sum volume with reductions; the volume is zero before (the
-// winner-takes-all leaves it so). Below 256 disparities, a block's column or diagonal walkers take
-// their census codes from a window in shared memory that the block fills two steps ahead.
+// their path costs to the volume's sums with reductions. Below 256 disparities a step computes its
+// matching costs from census codes, a block's column or diagonal walkers taking theirs from a window
+// in shared memory that the block fills two steps ahead; at 256 it reads them from the volume
+// words it then adds to (see kCostsInVolume).
 #include "cuda/sgm_path.cuh"
 
 #include "pipeline/cuda_check.hpp"
@@ -32,8 +33,8 @@ template <int D> constexpr int kMinBlocksPerSm = 1;
 #endif
 
 // Whether a block's column and diagonal walkers take their census codes from a window in shared
-// memory (see aggregate). At 256 disparities (two-way bank conflicts) or 8 a lane it was slower.
-template <int D, int kLaneDisparities> constexpr bool kSharesCodes = D < 256 && kLaneDisparities == 16;
+// memory (see aggregate). With 8 disparities a lane it was slower.
+template <int D, int kLaneDisparities> constexpr bool kSharesCodes = !kCostsInVolume<D> && kLaneDisparities == 16;
 
 // A walker: kLanes lanes (an aligned group), each holding kLaneDisparities of the D disparities.
 template <int D, int kLaneDisparities> struct Walkers {
@@ -70,21 +71,26 @@ struct Directions {
 };
 
 // What a step loads before its recursion: the census codes of the left pixel and of the right
-// pixels this lane's disparities match, and the intensity step's P2 (0 where a line starts).
-template <int kLaneDisparities> struct StepLoads {
+// pixels this lane's disparities match, or the volume words holding their costs, and the intensity
+// step's P2 (0 where a line starts).
+template <int kLaneDisparities, bool kCostWords> struct StepLoads {
   uint32_t centre, right[kLaneDisparities];
+  int p2;
+};
+template <int kLaneDisparities> struct StepLoads<kLaneDisparities, true> {
+  uint2 words[kLaneDisparities / 4];  // a run of four costs each
   int p2;
 };
 
 // Every direction at once: the walkers of all directions run concurrently (one direction alone has
 // too few to fill the device), so each adds its path costs to the volume with reductions.
-// Four 16-bit sums share a 64-bit word and never carry into each other (a sum stays below 8 x 255).
+// Four 16-bit words share a 64-bit reduction and never carry into each other (see kSumBits).
 template <int D, int kLaneDisparities>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
   using W = Walkers<D, kLaneDisparities>;
   constexpr int kRun = 4, kRuns = kLaneDisparities / kRun, kRunStride = D / kRuns;  // a run: one 64-bit reduction
   constexpr int kLastOffset = (kRuns - 1) * kRunStride + kRun - 1;  // of this lane's disparities from its first
-  using Loads = StepLoads<kLaneDisparities>;
+  using Loads = StepLoads<kLaneDisparities, kCostsInVolume<D>>;
   constexpr int kBlockWalkers = kWarpsPerBlock * W::kPerWarp;
   constexpr int kWindowRight = D + kBlockWalkers - 1, kWindowCodes = kWindowRight + kBlockWalkers;  // right codes, then left
   __shared__ uint32_t window[2][kSharesCodes<D, kLaneDisparities> ? kWindowCodes : 1];
@@ -109,12 +115,19 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
     return wraps && (at == b.width || at < 0) ? lineFirstX : at;
   };
   auto startsLine = [&](int s, int at) { return s == 0 || (wraps && at == lineFirstX); };
+  // This lane's first word of pixel (at, row).
+  auto words = [&](int at, int row) { return b.volume + (static_cast<size_t>(row) * b.width + at) * D + part * kRun; };
   int loadStep = 0, loadX = x;
-  // A step's codes from the block's window (see below), or else from global memory.
+  // A step's costs from the volume, or its codes from the block's window (see below), or else from
+  // global memory.
   auto load = [&](Loads& in, const uint32_t* codes) {
     if (loadStep >= steps) return;
     const int row = y + loadStep * dy;
-    if (codes) {  // the walker's pixel is the window's left code `walker`; its matches end at right code walker + D - 1
+    if constexpr (kCostsInVolume<D>) {
+      const uint16_t* at = words(loadX, row);
+#pragma unroll
+      for (int q = 0; q < kRuns; ++q) in.words[q] = __ldcg(reinterpret_cast<const uint2*>(at + q * kRunStride));  // from the L2: others add to them
+    } else if (codes) {  // the walker's pixel is the window's left code `walker`; its matches end at right code walker + D - 1
       const uint32_t* right = codes + walker + D - 1 - (firstD - p.minDisparity);
       in.centre = codes[kWindowRight + walker];
 #pragma unroll
@@ -149,7 +162,12 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
   // gives the same: the jump is then the cheapest way on, and the cost is the matching cost).
   auto step = [&](int s, const Loads& in) {
     int room = x - firstD, cost[kRuns][kRun];
-    if (room >= kLastOffset) {
+    if constexpr (kCostsInVolume<D>) {
+#pragma unroll
+      for (int q = 0; q < kRuns; ++q)
+#pragma unroll
+        for (int i = 0; i < kRun; ++i) cost[q][i] = ((i < 2 ? in.words[q].x : in.words[q].y) >> (i % 2 * 16 + kSumBits)) & kCostMask;
+    } else if (room >= kLastOffset) {
 #pragma unroll
       for (int q = 0; q < kRuns; ++q)
 #pragma unroll
@@ -186,7 +204,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
     }
     minPrev = walkerMin<W::kLanes>(least);
     if (adds && s < steps) {  // the window's rounds of two may take a step past the line
-      uint16_t* sums = b.volume + (static_cast<size_t>(y + s * dy) * b.width + x) * D + part * kRun;
+      uint16_t* sums = words(x, y + s * dy);
 #pragma unroll
       for (int q = 0; q < kRuns; ++q)
         atomicAdd(reinterpret_cast<unsigned long long*>(sums + q * kRunStride),  // costs below 2^16: a byte permute a pair

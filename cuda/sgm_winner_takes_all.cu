@@ -1,7 +1,8 @@
 // Winner takes all: a block per row, its warps on consecutive stretches of the row, read each
 // pixel's sums (lane l holds disparities l*K..l*K+K-1) a round of pixels at a time. The right
 // image's best match at each column collects in shared memory as the row goes by; the left-right
-// check and the fill run when the whole row is done. The sums read are left zero.
+// check and the fill run when the whole row is done. Unless the volume holds the matching costs,
+// the sums read are left zero.
 #include "cuda/sgm_path.cuh"  // warp reductions, sum loads and clears
 #include "cuda/shared_memory.cuh"
 #include "pipeline/cuda_check.hpp"
@@ -67,7 +68,7 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p,
 #pragma unroll
     for (int c = 0; c < kRound; ++c)
       if (x0 + c < end) {
-        loadSums<K>(roundSums + c * D, sums[c]);
+        loadSums<K>(roundSums + c * D, sums[c], kCostsInVolume<D> ? kSumMask : 0xFFFFu);
       } else {
 #pragma unroll
         for (int j = 0; j < K; ++j) sums[c][j] = 0;  // past the stretch: reduced, never written
@@ -88,9 +89,11 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p,
     }
     // Zeros for the next frame's aggregation, once the round's sums are all in registers: cheaper
     // than a pass of its own, as this kernel is bound by its instructions.
+    if constexpr (!kCostsInVolume<D>) {
 #pragma unroll
-    for (int c = 0; c < kRound; ++c)
-      if (x0 + c < end) clearSums<K>(roundSums + c * D);
+      for (int c = 0; c < kRound; ++c)
+        if (x0 + c < end) clearSums<K>(roundSums + c * D);
+    }
     int second[kRound];
     unsigned neighbours[kRound];  // sums at the best d - 1 (low half) and d + 1 (high half)
 #pragma unroll

@@ -13,7 +13,7 @@ namespace pp::stereo {
 struct SgmCuda::Buffers {
   DeviceBuffer<uint32_t> censusLeft, censusRight;
   DeviceBuffer<uint16_t> volume;
-  bool volumeZero = false;  // the winner-takes-all leaves it so; a frame cut short does not
+  bool volumeZero = false;  // the winner-takes-all leaves it so unless costsInVolume; a frame cut short does not
   Image raw;  // before the median
 };
 
@@ -38,13 +38,14 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
   launchCensus(left.view<uint8_t>(), buffers_->censusLeft.get(), stream);
   launchCensus(right.view<uint8_t>(), buffers_->censusRight.get(), stream);
   SgmBuffers b{width_, height_, buffers_->censusLeft.get(), buffers_->censusRight.get(), left.view<uint8_t>(), buffers_->volume.get()};
-  if (!buffers_->volumeZero) PP_CUDA_CHECK(cudaMemsetAsync(buffers_->volume.get(), 0, buffers_->volume.bytes(), stream));
+  if (costsInVolume(p_.disparities)) launchMatchingCost(p_, b, stream);
+  else if (!buffers_->volumeZero) PP_CUDA_CHECK(cudaMemsetAsync(buffers_->volume.get(), 0, buffers_->volume.bytes(), stream));
   buffers_->volumeZero = false;
   launchPathAggregation(p_, b, stream);
   Image& raw = p_.median ? buffers_->raw : disparity;
   ImageView<uint8_t> conf = confidence ? confidence->view<uint8_t>() : ImageView<uint8_t>{};
   launchWinnerTakesAll(p_, b, raw.view<uint16_t>(), conf, stream);
-  buffers_->volumeZero = true;
+  buffers_->volumeZero = !costsInVolume(p_.disparities);
   if (p_.median) launchDisparityMedian(raw.view<uint16_t>(), disparity.view<uint16_t>(), stream);
 }
 
