@@ -22,10 +22,11 @@ constexpr int kWarpsPerBlock = 4;
 // its last walkers start only as the first ones finish, and it takes two lines' time. Below 256
 // disparities, a ring of 2 held to 96 registers (20 warps an SM) keeps all 2348 warps of 1224x1024
 // with 8 paths resident: 1.83 ms for the whole matcher against 2.08 with a ring of 4 at 164
-// registers (12 warps an SM; H200). At 256 disparities a ring of 3 does best. The bound is for
-// sm_90, where it was measured; on sm_80-89 and Jetsons' sm_87 96 registers spill a little, and a
-// Jetson (16 SMs at most) never holds such a launch at once.
-template <int D, int kLaneDisparities> constexpr int kStepsAhead = D < 256 ? (kLaneDisparities >= 16 ? 2 : 4) : kLaneDisparities >= 16 ? 3 : 2;
+// registers (12 warps an SM; H200). At 256 disparities, where a step's loads are four volume
+// words a lane, a ring of 2 does best too: full size with 8 paths 12.9 ms against 13.5 with a ring
+// of 3 and 14.6 with 4. The bound is for sm_90, where it was measured; on sm_80-89 and Jetsons'
+// sm_87 96 registers spill a little, and a Jetson (16 SMs at most) never holds such a launch at once.
+template <int D, int kLaneDisparities> constexpr int kStepsAhead = kLaneDisparities >= 16 || D == 256 ? 2 : 4;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 template <int D> constexpr int kMinBlocksPerSm = D < 256 ? 5 : 1;
 #else
