@@ -23,9 +23,10 @@ constexpr int kWarpsPerBlock = 4;
 // disparities, a ring of 2 held to 96 registers (20 warps an SM) keeps all 2348 warps of 1224x1024
 // with 8 paths resident: 1.83 ms for the whole matcher against 2.08 with a ring of 4 at 164
 // registers (12 warps an SM; H200). At 256 disparities, where a step's loads are four volume
-// words a lane, a ring of 2 does best too: full size with 8 paths 12.9 ms against 13.5 with a ring
-// of 3 and 14.6 with 4. The bound is for sm_90, where it was measured; on sm_80-89 and Jetsons'
-// sm_87 96 registers spill a little, and a Jetson (16 SMs at most) never holds such a launch at once.
+// words a lane, a ring of 2 (80 registers) is the best compromise: full size with 8 paths 12.9 ms
+// and Aloe 3.69 against 13.4 and 3.64 with a ring of 3, 14.6 and 3.99 with 4, 12.3 and 3.87 with 1.
+// The bound is for sm_90, where it was measured; on sm_80-89 and Jetsons' sm_87 96 registers spill
+// a little, and a Jetson (16 SMs at most) never holds such a launch at once.
 template <int D, int kLaneDisparities> constexpr int kStepsAhead = kLaneDisparities >= 16 || D == 256 ? 2 : 4;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 template <int D> constexpr int kMinBlocksPerSm = D < 256 ? 5 : 1;
