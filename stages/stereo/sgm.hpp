@@ -30,7 +30,8 @@ void depthCuda(const Image& disparity, const DepthFromDisparity& m, Image& depth
 void lumaCuda(const Image& rgb, Image& grey, StreamHandle stream);
 
 // CUDA: holds the census codes, the one 16-bit volume (width x height x disparities; zero between
-// frames, left so by each frame's winner-takes-all) and the raw disparity for a frame size;
+// frames, left so by each frame's winner-takes-all, or at 256 disparities rewritten with the
+// matching costs at the start of each frame) and the raw disparity for a frame size;
 // compute() enqueues the whole pipeline on `stream`. One stream at a time: frames share the volume.
 class SgmCuda {
  public:
