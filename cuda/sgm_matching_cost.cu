@@ -22,7 +22,7 @@ template <int D> __global__ void __launch_bounds__(kThreads) matchingCost(SgmPar
   const size_t rowStart = static_cast<size_t>(y) * b.width;
   for (int i = threadIdx.x; i < kRight; i += kThreads) {
     const int xr = firstRight + i;
-    right[i] = xr >= 0 && xr < b.width ? b.censusRight[rowStart + xr] : 0;  // left of the image: never read
+    right[i] = xr >= 0 && xr < b.width ? b.censusRight[rowStart + xr] : 0;  // outside the image: never read
   }
   if (threadIdx.x < kPixels) left[threadIdx.x] = b.censusLeft[rowStart + min(x0 + static_cast<int>(threadIdx.x), b.width - 1)];
   __syncthreads();

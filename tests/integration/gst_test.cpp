@@ -348,7 +348,8 @@ class Viewer {
   gst::Owned<GstElement> pipeline_, out_;
 };
 
-// A moving 320x240 picture at 60 frames/s served over RTSP on loopback, a key frame every 10.
+// A moving 320x240 picture at 60 frames/s served over RTSP on loopback, a key frame every
+// keyframeInterval frames.
 std::unique_ptr<Graph> rtspGraph(int keyframeInterval = 10) {
   return buildGraph(registry(),
                     "sources: [{name: cam, type: moving, params: {width: 320, height: 240, fps: 60}}]\n"
