@@ -33,27 +33,21 @@ template <class T> __device__ __forceinline__ T warpMin(T v) {
   return v;
 #endif
 }
-__device__ __forceinline__ unsigned warpOr(unsigned v) {
-#if __CUDA_ARCH__ >= 800
-  return __reduce_or_sync(kFullWarp, v);
-#else
-  for (int offset = 16; offset > 0; offset /= 2) v |= __shfl_xor_sync(kFullWarp, v, offset);
-  return v;
-#endif
-}
 
-// K 16-bit words as one aligned load or store (4, 8 or 16 bytes).
+// K 16-bit words as one aligned load or store (4, 8 or 16 bytes), read as K / 2 pairs.
 template <int K> struct SumWord;
 template <> struct SumWord<2> { using Type = uint32_t; };
 template <> struct SumWord<4> { using Type = uint2; };
 template <> struct SumWord<8> { using Type = uint4; };
 
-template <int K> __device__ __forceinline__ void loadSums(const uint16_t* at, int (&sums)[K], unsigned mask) {
+// K sums as pairs (sum 2i in the low half of pair i), each half masked by `mask`.
+template <int K> __device__ __forceinline__ void loadSumPairs(const uint16_t* at, uint32_t (&pairs)[K / 2], unsigned mask) {
   typename SumWord<K>::Type word = *reinterpret_cast<const typename SumWord<K>::Type*>(at);
-  const uint16_t* half = reinterpret_cast<const uint16_t*>(&word);
+  const uint32_t* pair = reinterpret_cast<const uint32_t*>(&word);
 #pragma unroll
-  for (int j = 0; j < K; ++j) sums[j] = half[j] & mask;
+  for (int i = 0; i < K / 2; ++i) pairs[i] = pair[i] & (mask << 16 | mask);
 }
+template <int K> __device__ __forceinline__ unsigned sumOf(const uint32_t (&pairs)[K / 2], int j) { return j % 2 ? pairs[j / 2] >> 16 : pairs[j / 2] & 0xFFFFu; }
 
 template <int K> __device__ __forceinline__ void clearSums(uint16_t* at) { *reinterpret_cast<typename SumWord<K>::Type*>(at) = {}; }
 

@@ -44,18 +44,31 @@ __device__ void fillRow(uint16_t* row, uint16_t* scratch, int width, int lane) {
 
 constexpr int kWarpsPerRow = 8;
 
+// Sums of a round's pixels past the warp's stretch: above any real sum (8 x 255), so their
+// candidates are never taken as the right image's match.
+constexpr unsigned kPastSum = 0xFFFF;
+__device__ __forceinline__ bool isMatch(unsigned best) { return best < kPastSum << 8; }
+
+// The right image's best per column xr sits at rightSlot(xr): a word is skipped every 32, so that a
+// warp's atomics (lane l at xr - K l) fall in distinct banks. kLeftSlots before column 0 take the
+// matches left of the image, and those past the width a round's pixels past the row's end.
+__host__ __device__ constexpr int rightSlot(int xr) { return xr + (xr >> 5); }
+constexpr int kLeftSlots = 16;
+static_assert(-rightSlot(-8) <= kLeftSlots, "K <= 8 matches left of the image a lane");
+__host__ __device__ inline int rightSlotCount(int width) { return kLeftSlots + rightSlot(width + 8) + 1; }
+
 // Shared memory of a block: the right image's best (sum << 8 | d) per column, then the left's
 // integer disparity per column.
-__host__ __device__ inline size_t sharedBytesPerRow(int width) { return static_cast<size_t>(width) * (sizeof(uint32_t) + sizeof(uint16_t)); }
+__host__ __device__ inline size_t sharedBytesPerRow(int width) { return rightSlotCount(width) * sizeof(uint32_t) + width * sizeof(uint16_t); }
 
 template <int D>
 __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p, SgmBuffers b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence) {
   constexpr int K = D / 32;
   extern __shared__ uint32_t shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, y = blockIdx.x, width = b.width;
-  uint32_t* rightBest = shared;
-  uint16_t* leftBest = reinterpret_cast<uint16_t*>(shared + width);
-  for (int x = threadIdx.x; x < width; x += blockDim.x) rightBest[x] = kNoMatch;
+  for (int i = threadIdx.x; i < rightSlotCount(width); i += blockDim.x) shared[i] = kNoMatch;
+  uint32_t* rightBest = shared + kLeftSlots;
+  uint16_t* leftBest = reinterpret_cast<uint16_t*>(shared + rightSlotCount(width));
   __syncthreads();
 
   uint16_t* out = disparity.row(y);
@@ -64,26 +77,27 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p,
   const int stretch = (width + kWarpsPerRow - 1) / kWarpsPerRow, end = min(width, (warp + 1) * stretch);
   for (int x0 = warp * stretch; x0 < end; x0 += kRound) {
     uint16_t* roundSums = b.volume + (static_cast<size_t>(y) * width + x0) * D + lane * K;  // pixel x0 + c's at c * D
-    int sums[kRound][K];
+    uint32_t sums[kRound][K / 2];
 #pragma unroll
     for (int c = 0; c < kRound; ++c)
       if (x0 + c < end) {
-        loadSums<K>(roundSums + c * D, sums[c], kCostsInVolume<D> ? kSumMask : 0xFFFFu);
+        loadSumPairs<K>(roundSums + c * D, sums[c], kCostsInVolume<D> ? kSumMask : 0xFFFFu);
       } else {
 #pragma unroll
-        for (int j = 0; j < K; ++j) sums[c][j] = 0;  // past the stretch: reduced, never written
+        for (int i = 0; i < K / 2; ++i) sums[c][i] = kPastSum << 16 | kPastSum;
       }
     // Each reduction over the round's pixels at once: they are independent, and their latencies overlap.
     unsigned best[kRound];
 #pragma unroll
     for (int c = 0; c < kRound; ++c) {
       unsigned local = kNoMatch;
+      const int xr = max(x0 + c - lane * K - p.minDisparity, -1);  // of disparity lane * K; a lane with every match left of the image writes the left slots
 #pragma unroll
       for (int j = 0; j < K; ++j) {
-        unsigned candidate = static_cast<unsigned>(sums[c][j]) << 8 | static_cast<unsigned>(lane * K + j);
+        const unsigned ds = static_cast<unsigned>(lane * K + j / 2 * 2) * 0x101u + 0x100u;  // d of sums 2i and 2i + 1 in bytes 0 and 1
+        unsigned candidate = __byte_perm(sums[c][j / 2], ds, j % 2 ? 0x7325 : 0x7104);  // sum << 8 | d
         local = min(local, candidate);
-        int xr = x0 + c - lane * K - j - p.minDisparity;
-        if (x0 + c < end && xr >= 0) atomicMin(rightBest + xr, candidate);
+        atomicMin(rightBest + rightSlot(xr - j), candidate);
       }
       best[c] = warpMin(local);
     }
@@ -94,31 +108,37 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p,
       for (int c = 0; c < kRound; ++c)
         if (x0 + c < end) clearSums<K>(roundSums + c * D);
     }
+    // The sum at disparity d (the same for every lane), from the lane that holds it. Its pair is
+    // picked by masks: a select chain would be compiled to an indexed array in local memory.
+    auto sumAt = [&](const uint32_t(&pairs)[K / 2], int d) {
+      const int j = d % K;
+      uint32_t pair = 0;
+#pragma unroll
+      for (int i = 0; i < K / 2; ++i) pair |= pairs[i] & -static_cast<uint32_t>(j / 2 == i);
+      return __shfl_sync(kFullWarp, (pair >> (j % 2 * 16)) & 0xFFFFu, d / K);
+    };
     int second[kRound];
-    unsigned neighbours[kRound];  // sums at the best d - 1 (low half) and d + 1 (high half)
+    unsigned left[kRound], right[kRound];  // sums at the best d - 1 and d + 1
 #pragma unroll
     for (int c = 0; c < kRound; ++c) {
-      int bestD = static_cast<int>(best[c] & 0xFF);
-      second[c] = kFarCost << 4, neighbours[c] = 0;
+      const int bestD = static_cast<int>(best[c] & 0xFF), fromWindow = lane * K + 1 - bestD;  // d - bestD + 1 of this lane's first d
+      second[c] = kFarCost << 4;
 #pragma unroll
-      for (int j = 0; j < K; ++j) {
-        int d = lane * K + j;
-        if (abs(d - bestD) > 1) second[c] = min(second[c], sums[c][j]);
-        if (d == bestD - 1) neighbours[c] |= static_cast<unsigned>(sums[c][j]);
-        if (d == bestD + 1) neighbours[c] |= static_cast<unsigned>(sums[c][j]) << 16;
-      }
+      for (int j = 0; j < K; ++j)
+        if (static_cast<unsigned>(fromWindow + j) > 2u) second[c] = min(second[c], static_cast<int>(sumOf<K>(sums[c], j)));
       second[c] = warpMin(second[c]);
-      neighbours[c] = warpOr(neighbours[c]);
+      left[c] = sumAt(sums[c], max(bestD - 1, 0));
+      right[c] = sumAt(sums[c], min(bestD + 1, D - 1));
     }
     if (lane < kRound && x0 + lane < end) {  // lane c writes pixel x0 + c
-      unsigned myBest = best[0], myNeighbours = neighbours[0];
+      unsigned myBest = best[0], myLeft = left[0], myRight = right[0];
       int mySecond = second[0];
 #pragma unroll
       for (int c = 1; c < kRound; ++c)
-        if (lane == c) myBest = best[c], mySecond = second[c], myNeighbours = neighbours[c];
+        if (lane == c) myBest = best[c], mySecond = second[c], myLeft = left[c], myRight = right[c];
       int x = x0 + lane, bestSum = static_cast<int>(myBest >> 8), bestD = static_cast<int>(myBest & 0xFF);
       bool unique = p.uniqueness <= 0 || mySecond * (100 - p.uniqueness) >= bestSum * 100;
-      int offset = p.subpixel && bestD > 0 && bestD < D - 1 ? subpixelOffset(static_cast<int>(myNeighbours & 0xFFFF), bestSum, static_cast<int>(myNeighbours >> 16)) : 0;
+      int offset = p.subpixel && bestD > 0 && bestD < D - 1 ? subpixelOffset(static_cast<int>(myLeft), bestSum, static_cast<int>(myRight)) : 0;
       out[x] = unique ? static_cast<uint16_t>(((bestD + p.minDisparity) << kSubpixelBits) + offset) : kInvalidDisparity;
       leftBest[x] = unique ? static_cast<uint16_t>(bestD) : kInvalidDisparity;
       if (conf) conf[x] = unique ? confidenceOf(bestSum, mySecond) : 0;
@@ -129,7 +149,7 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p,
     int d = leftBest[x];
     if (d == kInvalidDisparity) continue;
     int xr = x - d - p.minDisparity;
-    bool consistent = xr >= 0 && rightBest[xr] != kNoMatch && abs(static_cast<int>(rightBest[xr] & 0xFF) - d) <= p.lrMaxDiff;
+    bool consistent = xr >= 0 && isMatch(rightBest[rightSlot(xr)]) && abs(static_cast<int>(rightBest[rightSlot(xr)] & 0xFF) - d) <= p.lrMaxDiff;
     if (!consistent) {
       out[x] = kInvalidDisparity;
       if (conf) conf[x] = 0;
