@@ -53,9 +53,10 @@ __device__ __forceinline__ bool isMatch(unsigned best) { return best < kPastSum 
 // warp's atomics (lane l at xr - K l) fall in distinct banks. kLeftSlots before column 0 take the
 // matches left of the image, and those past the width a round's pixels past the row's end.
 __host__ __device__ constexpr int rightSlot(int xr) { return xr + (xr >> 5); }
+constexpr int kMaxDisparitiesPerLane = 8, kMaxRound = 8;  // K and kStepsPerRound<K> at most
 constexpr int kLeftSlots = 16;
-static_assert(-rightSlot(-8) <= kLeftSlots, "K <= 8 matches left of the image a lane");
-__host__ __device__ inline int rightSlotCount(int width) { return kLeftSlots + rightSlot(width + 8) + 1; }
+static_assert(-rightSlot(-kMaxDisparitiesPerLane) <= kLeftSlots, "a lane's matches left of the image");
+__host__ __device__ inline int rightSlotCount(int width) { return kLeftSlots + rightSlot(width + kMaxRound) + 1; }
 
 // Shared memory of a block: the right image's best (sum << 8 | d) per column, then the left's
 // integer disparity per column.
@@ -64,6 +65,7 @@ __host__ __device__ inline size_t sharedBytesPerRow(int width) { return rightSlo
 template <int D>
 __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p, SgmBuffers b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence) {
   constexpr int K = D / 32;
+  static_assert(K <= kMaxDisparitiesPerLane && kStepsPerRound<K> <= kMaxRound, "the right image's slots");
   extern __shared__ uint32_t shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, y = blockIdx.x, width = b.width;
   for (int i = threadIdx.x; i < rightSlotCount(width); i += blockDim.x) shared[i] = kNoMatch;
