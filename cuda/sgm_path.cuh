@@ -9,20 +9,11 @@ constexpr unsigned kFullWarp = 0xFFFFFFFFu;
 constexpr int kFarCost = 0x3FFF;  // beyond the disparity range: never the minimum
 
 // A 16-bit word of the volume: the sum of the path costs in its low kSumBits and, where
-// kCostsInVolume, the matching cost (0..31) above them (else zero). A path cost is at most 31 + 224
+// costsInVolume, the matching cost (0..31) above them (else zero). A path cost is at most 31 + 224
 // (rule 3), so eight of them never carry into the cost.
 constexpr int kSumBits = 11, kCostBits = 16 - kSumBits;
 constexpr unsigned kSumMask = (1u << kSumBits) - 1, kCostMask = (1u << kCostBits) - 1;
 static_assert(kOutsideCost <= kCostMask && 8 * (31 + 224) <= kSumMask, "a word holds a cost and the sum of eight paths");
-
-// Whether the matching costs come from the volume (sgm_matching_cost.cu writes them into the words'
-// top bits) rather than from the census codes. It takes a step's 17 code loads and 16 Hamming
-// distances a lane down to 4 loads and bit shifts (a fifth fewer instructions), but each direction
-// then reads the whole volume through the L2 as well as adding to it. At 256 disparities, where
-// the volume misses the L2, that paid: the aggregation 13.4 -> 11.0 ms at full size with 8 paths
-// (H200). Below, where the fronts' additions merge in the L2, the reads took the L2 to 79% busy:
-// 1.52 ms against 1.47 at half size, and the matching-cost pass on top.
-template <int D> constexpr bool kCostsInVolume = costsInVolume(D);
 
 // int or unsigned: one instruction from sm_80 on, else a butterfly of shuffles.
 template <class T> __device__ __forceinline__ T warpMin(T v) {

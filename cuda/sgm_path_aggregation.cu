@@ -6,7 +6,7 @@
 // their path costs to the volume's sums with reductions. Below 256 disparities a step computes its
 // matching costs from census codes, a block's column or diagonal walkers taking theirs from a window
 // in shared memory that the block fills two steps ahead; at 256 it reads them from the volume
-// words it then adds to (see kCostsInVolume).
+// words it then adds to (see costsInVolume).
 #include "cuda/sgm_path.cuh"
 
 #include "pipeline/cuda_check.hpp"
@@ -36,7 +36,7 @@ template <int D> constexpr int kMinBlocksPerSm = 1;
 
 // Whether a block's column and diagonal walkers take their census codes from a window in shared
 // memory (see aggregate). With 8 disparities a lane it was slower.
-template <int D, int kLaneDisparities> constexpr bool kSharesCodes = !kCostsInVolume<D> && kLaneDisparities == 16;
+template <int D, int kLaneDisparities> constexpr bool kSharesCodes = !costsInVolume(D) && kLaneDisparities == 16;
 
 // A walker: kLanes lanes (an aligned group), each holding kLaneDisparities of the D disparities.
 template <int D, int kLaneDisparities> struct Walkers {
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
   using W = Walkers<D, kLaneDisparities>;
   constexpr int kRun = 4, kRuns = kLaneDisparities / kRun, kRunStride = D / kRuns;  // a run: one 64-bit reduction
   constexpr int kLastOffset = (kRuns - 1) * kRunStride + kRun - 1;  // of this lane's disparities from its first
-  using Loads = StepLoads<kLaneDisparities, kCostsInVolume<D>>;
+  using Loads = StepLoads<kLaneDisparities, costsInVolume(D)>;
   constexpr int kBlockWalkers = kWarpsPerBlock * W::kPerWarp;
   constexpr int kWindowRight = D + kBlockWalkers - 1, kWindowCodes = kWindowRight + kBlockWalkers;  // right codes, then left
   __shared__ uint32_t window[2][kSharesCodes<D, kLaneDisparities> ? kWindowCodes : 1];
@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
   auto load = [&](Loads& in, const uint32_t* codes) {
     if (loadStep >= steps) return;
     const int row = y + loadStep * dy;
-    if constexpr (kCostsInVolume<D>) {
+    if constexpr (costsInVolume(D)) {
       const uint16_t* at = words(loadX, row);
 #pragma unroll
       for (int q = 0; q < kRuns; ++q) in.words[q] = __ldcg(reinterpret_cast<const uint2*>(at + q * kRunStride));  // from the L2: others add to them
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
   // gives the same: the jump is then the cheapest way on, and the cost is the matching cost).
   auto step = [&](int s, const Loads& in) {
     int room = x - firstD, cost[kRuns][kRun];
-    if constexpr (kCostsInVolume<D>) {
+    if constexpr (costsInVolume(D)) {
 #pragma unroll
       for (int q = 0; q < kRuns; ++q)
 #pragma unroll

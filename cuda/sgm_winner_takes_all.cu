@@ -68,9 +68,10 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p,
   static_assert(K <= kMaxDisparitiesPerLane && kStepsPerRound<K> <= kMaxRound, "the right image's slots");
   extern __shared__ uint32_t shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, y = blockIdx.x, width = b.width;
-  for (int i = threadIdx.x; i < rightSlotCount(width); i += blockDim.x) shared[i] = kNoMatch;
+  const int slots = rightSlotCount(width);
+  for (int i = threadIdx.x; i < slots; i += blockDim.x) shared[i] = kNoMatch;
   uint32_t* rightBest = shared + kLeftSlots;
-  uint16_t* leftBest = reinterpret_cast<uint16_t*>(shared + rightSlotCount(width));
+  uint16_t* leftBest = reinterpret_cast<uint16_t*>(shared + slots);
   __syncthreads();
 
   uint16_t* out = disparity.row(y);
@@ -83,7 +84,7 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p,
 #pragma unroll
     for (int c = 0; c < kRound; ++c)
       if (x0 + c < end) {
-        loadSumPairs<K>(roundSums + c * D, sums[c], kCostsInVolume<D> ? kSumMask : 0xFFFFu);
+        loadSumPairs<K>(roundSums + c * D, sums[c], costsInVolume(D) ? kSumMask : 0xFFFFu);
       } else {
 #pragma unroll
         for (int i = 0; i < K / 2; ++i) sums[c][i] = kPastSum << 16 | kPastSum;
@@ -105,7 +106,7 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p,
     }
     // Zeros for the next frame's aggregation, once the round's sums are all in registers: cheaper
     // than a pass of its own, as this kernel is bound by its instructions.
-    if constexpr (!kCostsInVolume<D>) {
+    if constexpr (!costsInVolume(D)) {
 #pragma unroll
       for (int c = 0; c < kRound; ++c)
         if (x0 + c < end) clearSums<K>(roundSums + c * D);
@@ -151,7 +152,8 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p,
     int d = leftBest[x];
     if (d == kInvalidDisparity) continue;
     int xr = x - d - p.minDisparity;
-    bool consistent = xr >= 0 && isMatch(rightBest[rightSlot(xr)]) && abs(static_cast<int>(rightBest[rightSlot(xr)] & 0xFF) - d) <= p.lrMaxDiff;
+    const unsigned match = xr >= 0 ? rightBest[rightSlot(xr)] : kNoMatch;
+    bool consistent = isMatch(match) && abs(static_cast<int>(match & 0xFF) - d) <= p.lrMaxDiff;
     if (!consistent) {
       out[x] = kInvalidDisparity;
       if (conf) conf[x] = 0;
