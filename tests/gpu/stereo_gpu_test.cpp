@@ -81,6 +81,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaSgm,
                          ::testing::Values(Case{97, 61, 64, 8, 0, ""}, Case{131, 77, 128, 4, 0, ""}, Case{301, 45, 256, 8, 0, ""}, Case{77, 33, 64, 8, 5, "a"},
                                            Case{160, 50, 64, 4, 3, "su"}, Case{65, 70, 128, 8, 0, "lfm"}, Case{33, 9, 64, 8, 0, "f"},
                                            Case{1, 5, 64, 4, 0, ""}, Case{263, 41, 256, 4, 7, "a"},  // 4 paths at 256: a warp a walker
+                                           // Whole winner-takes-all rounds of pixels with every match left of the image.
+                                           Case{150, 31, 128, 8, 37, ""},
                                            // Taller than wide: the diagonal walkers wrap around the image several times, in
                                            // 5 columns often within the steps whose loads are in flight.
                                            Case{40, 130, 128, 8, 0, "a"}, Case{5, 40, 64, 8, 0, ""}));
