@@ -6,7 +6,6 @@
 namespace pp::stereo {
 
 constexpr unsigned kFullWarp = 0xFFFFFFFFu;
-constexpr int kFarCost = 0x3FFF;  // beyond the disparity range: never the minimum
 
 // A 16-bit word of the volume: the sum of the path costs in its low kSumBits and, where
 // costsInVolume, the matching cost (0..31) above them (else zero). A path cost is at most 31 + 224

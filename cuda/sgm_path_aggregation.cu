@@ -16,6 +16,8 @@ namespace pp::stereo {
 namespace {
 
 constexpr int kWarpsPerBlock = 4;
+constexpr int kFarCost = 0x3FFF;  // beyond the disparity range: never the minimum
+
 // Steps in a walker's ring of loads (a step's loads are issued kStepsAhead - 1 steps before its
 // recursion) and blocks an SM the registers must allow. A deeper ring hides more of the loads'
 // latency but takes registers, so fewer walkers are resident: when a launch does not fit at once,

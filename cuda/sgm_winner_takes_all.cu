@@ -89,6 +89,7 @@ template <int D> size_t sharedBytesPerRow(int width) { return RightSlots<D>(widt
 template <int D>
 __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p, SgmBuffers b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence) {
   constexpr int kPairs = D / 64, kPixels = kRound<D>;
+  static_assert(D % 64 == 0 && D <= 256, "lanes hold pairs 64 apart; a candidate's d takes a byte");
   extern __shared__ uint32_t shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, y = blockIdx.x, width = b.width;
   const RightSlots<D> rightSlot(width);
