@@ -25,9 +25,9 @@ constexpr int kFarCost = 0x3FFF;  // beyond the disparity range: never the minim
 // disparities, a ring of 2 held to 96 registers (20 warps an SM) keeps all 2348 warps of 1224x1024
 // with 8 paths resident: 1.83 ms for the whole matcher against 2.08 with a ring of 4 at 164
 // registers (12 warps an SM; H200). At 256 disparities, where a step's loads are four volume
-// words a lane, a ring of 2 (80 registers) is the best compromise: full size with 8 paths 12.9 ms
-// and Aloe 3.69 against 13.4 and 3.64 with a ring of 3, 14.6 and 3.99 with 4, 12.3 and 3.87 with 1.
-// The bound is for sm_90, where it was measured; on sm_80-89 and Jetsons' sm_87 96 registers spill
+// words a lane, a ring of 2 (80 registers) is the best compromise on Aloe: 3.69 ms against 3.64
+// with a ring of 3, 3.99 with 4 and 3.87 with 1. Where the directions from the top need more warps
+// than a ring of 2 leaves resident, the launch takes a ring of 1 (see launch). The bound is for sm_90, where it was measured; on sm_80-89 and Jetsons' sm_87 96 registers spill
 // a little, and a Jetson (16 SMs at most) never holds such a launch at once.
 template <int D, int kLaneDisparities> constexpr int kStepsAhead = kLaneDisparities >= 16 || D == 256 ? 2 : 4;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -89,7 +89,7 @@ template <int kLaneDisparities> struct StepLoads<kLaneDisparities, true> {
 // Every direction at once: the walkers of all directions run concurrently (one direction alone has
 // too few to fill the device), so each adds its path costs to the volume with reductions.
 // Four 16-bit words share a 64-bit reduction and never carry into each other (see kSumBits).
-template <int D, int kLaneDisparities>
+template <int D, int kLaneDisparities, int kAhead>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
   using W = Walkers<D, kLaneDisparities>;
   constexpr int kRun = 4, kRuns = kLaneDisparities / kRun, kRunStride = D / kRuns;  // a run: one 64-bit reduction
@@ -218,9 +218,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
   };
 
   if (dy == 0 || !kSharesCodes<D, kLaneDisparities>) {
-    // Each walker its own codes (a row's walkers share none): a ring of kStepsAhead steps' loads,
-    // each step's issued kStepsAhead - 1 steps before it.
-    constexpr int kAhead = kStepsAhead<D, kLaneDisparities>;
+    // Each walker its own codes (a row's walkers share none): a ring of kAhead steps' loads,
+    // each step's issued kAhead - 1 steps before it.
     Loads ring[kAhead];
 #pragma unroll
     for (int c = 0; c < kAhead - 1; ++c) load(ring[c], nullptr);
@@ -284,6 +283,21 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
   }
 }
 
+// The warps of the directions from the top, which the launch starts first.
+inline int frontWarps(const Directions& dirs) {
+  int k = 0;
+  while (k < dirs.count && dirs.dy[k] > 0) ++k;
+  return dirs.firstWarp[k];
+}
+// How many warps of `kernel` the device holds at once.
+template <class Kernel> int residentWarps(Kernel kernel) {
+  int device = 0, sms = 0, blocksPerSm = 0;
+  PP_CUDA_CHECK(cudaGetDevice(&device));
+  PP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  PP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocksPerSm, kernel, kWarpsPerBlock * 32, 0));
+  return sms * blocksPerSm * kWarpsPerBlock;
+}
+
 template <int D, int kLaneDisparities> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
   using W = Walkers<D, kLaneDisparities>;
   // The directions from the top first, then those from the bottom, then the rows: the blocks are
@@ -297,8 +311,18 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
       constexpr int kWarps = kSharesCodes<D, kLaneDisparities> ? kWarpsPerBlock : 1;  // a block's walkers share a window
       dirs.firstWarp[k + 1] = dirs.firstWarp[k] + (lineCount(dy, b.width, b.height) + kWarps * W::kPerWarp - 1) / (kWarps * W::kPerWarp) * kWarps;
     }
-  int warps = dirs.firstWarp[p.paths];
-  aggregate<D, kLaneDisparities><<<(warps + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(p, b, dirs);
+  const int warps = dirs.firstWarp[p.paths], blocks = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  constexpr int kAhead = kStepsAhead<D, kLaneDisparities>;
+  // At 256 disparities with 8 paths a ring of 2 (80 registers, 24 warps an SM) leaves too few
+  // warps resident for a full-size front (3 x 2448 walkers, two a warp); a ring of 1 (72 registers,
+  // 28 warps an SM) holds it, so that its walkers run together. 2448x2048: 11.5 ms for the whole
+  // matcher against 12.1 (H200); Aloe, whose front fits either way, stays with the ring of 2.
+  auto kernel = aggregate<D, kLaneDisparities, kAhead>;
+  if constexpr (kAhead == 2 && costsInVolume(D)) {
+    const int front = frontWarps(dirs);
+    if (front > residentWarps(aggregate<D, kLaneDisparities, 2>) && front <= residentWarps(aggregate<D, kLaneDisparities, 1>)) kernel = aggregate<D, kLaneDisparities, 1>;
+  }
+  kernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(p, b, dirs);
   PP_CUDA_CHECK_LAUNCH();
 }
 
