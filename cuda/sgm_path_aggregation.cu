@@ -283,12 +283,6 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
   }
 }
 
-// The warps of the directions from the top, which the launch starts first.
-inline int frontWarps(const Directions& dirs) {
-  int k = 0;
-  while (k < dirs.count && dirs.dy[k] > 0) ++k;
-  return dirs.firstWarp[k];
-}
 // How many warps of `kernel` the device holds at once.
 template <class Kernel> int residentWarps(Kernel kernel) {
   int device = 0, sms = 0, blocksPerSm = 0;
@@ -300,28 +294,45 @@ template <class Kernel> int residentWarps(Kernel kernel) {
 
 template <int D, int kLaneDisparities> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
   using W = Walkers<D, kLaneDisparities>;
-  // The directions from the top first, then those from the bottom, then the rows: the blocks are
-  // started in that order, so each front's walkers run together and add into rows the L2 holds.
-  Directions dirs{0, {}, {}, {0}};
-  for (int dy : {1, -1, 0})
-    for (int i = 0; i < p.paths; ++i) {
-      if (kPathDirections[i][1] != dy) continue;
-      int k = dirs.count++;
-      dirs.dx[k] = kPathDirections[i][0], dirs.dy[k] = dy;
-      constexpr int kWarps = kSharesCodes<D, kLaneDisparities> ? kWarpsPerBlock : 1;  // a block's walkers share a window
-      dirs.firstWarp[k + 1] = dirs.firstWarp[k] + (lineCount(dy, b.width, b.height) + kWarps * W::kPerWarp - 1) / (kWarps * W::kPerWarp) * kWarps;
-    }
-  const int warps = dirs.firstWarp[p.paths], blocks = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  constexpr int kAhead = kStepsAhead<D, kLaneDisparities>;
+  constexpr int kWarps = kSharesCodes<D, kLaneDisparities> ? kWarpsPerBlock : 1;  // a block's walkers share a window
+  auto directionWarps = [&](int dy) { return (lineCount(dy, b.width, b.height) + kWarps * W::kPerWarp - 1) / (kWarps * W::kPerWarp) * kWarps; };
+  int top = 0, bottom = 0, rows = 0;  // warps of the directions from the top, from the bottom, along the rows
+  for (int i = 0; i < p.paths; ++i) {
+    const int dy = kPathDirections[i][1];
+    (dy > 0 ? top : dy < 0 ? bottom : rows) += directionWarps(dy);
+  }
+
   // At 256 disparities with 8 paths a ring of 2 (80 registers, 24 warps an SM) leaves too few
   // warps resident for a full-size front (3 x 2448 walkers, two a warp); a ring of 1 (72 registers,
   // 28 warps an SM) holds it, so that its walkers run together. 2448x2048: 11.5 ms for the whole
   // matcher against 12.1 (H200); Aloe, whose front fits either way, stays with the ring of 2.
+  constexpr int kAhead = kStepsAhead<D, kLaneDisparities>;
   auto kernel = aggregate<D, kLaneDisparities, kAhead>;
+  int resident = residentWarps(kernel);
   if constexpr (kAhead == 2 && costsInVolume(D)) {
-    const int front = frontWarps(dirs);
-    if (front > residentWarps(aggregate<D, kLaneDisparities, 2>) && front <= residentWarps(aggregate<D, kLaneDisparities, 1>)) kernel = aggregate<D, kLaneDisparities, 1>;
+    if (top > resident) {
+      const int withRingOf1 = residentWarps(aggregate<D, kLaneDisparities, 1>);
+      if (top <= withRingOf1) kernel = aggregate<D, kLaneDisparities, 1>, resident = withRingOf1;
+    }
   }
+
+  // The directions from the top first, then those from the bottom, then the rows: the blocks are
+  // started in that order, so each front's walkers run together and add into rows the L2 holds
+  // (with every walker resident, the rows last are the fastest: half size 1.83 ms against 2.02
+  // with the rows second). Where the launch does not fit the device at once but the front from the
+  // top and the rows do, the rows go second, so that the front from the bottom starts whole once
+  // they are done rather than part of it beside the front from the top: Aloe 3.19 ms against 3.45
+  // (H200).
+  const bool rowsSecond = top + bottom + rows > resident && top + rows <= resident;
+  Directions dirs{0, {}, {}, {0}};
+  for (int dy : {1, rowsSecond ? 0 : -1, rowsSecond ? -1 : 0})
+    for (int i = 0; i < p.paths; ++i) {
+      if (kPathDirections[i][1] != dy) continue;
+      int k = dirs.count++;
+      dirs.dx[k] = kPathDirections[i][0], dirs.dy[k] = dy;
+      dirs.firstWarp[k + 1] = dirs.firstWarp[k] + directionWarps(dy);
+    }
+  const int blocks = (dirs.firstWarp[p.paths] + kWarpsPerBlock - 1) / kWarpsPerBlock;
   kernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(p, b, dirs);
   PP_CUDA_CHECK_LAUNCH();
 }
