@@ -27,8 +27,9 @@ constexpr int kFarCost = 0x3FFF;  // beyond the disparity range: never the minim
 // registers (12 warps an SM; H200). At 256 disparities, where a step's loads are four volume
 // words a lane, a ring of 2 (80 registers) is the best compromise on Aloe: 3.69 ms against 3.64
 // with a ring of 3, 3.99 with 4 and 3.87 with 1. Where the directions from the top need more warps
-// than a ring of 2 leaves resident, the launch takes a ring of 1 (see launch). The bound is for sm_90, where it was measured; on sm_80-89 and Jetsons' sm_87 96 registers spill
-// a little, and a Jetson (16 SMs at most) never holds such a launch at once.
+// than a ring of 2 leaves resident, the launch takes a ring of 1 (see launch). The bound is for
+// sm_90, where it was measured; on sm_80-89 and Jetsons' sm_87 96 registers spill a little, and a
+// Jetson (16 SMs at most) never holds such a launch at once.
 template <int D, int kLaneDisparities> constexpr int kStepsAhead = kLaneDisparities >= 16 || D == 256 ? 2 : 4;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 template <int D> constexpr int kMinBlocksPerSm = D < 256 ? 5 : 1;
@@ -321,7 +322,7 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
   // (with every walker resident, the rows last are the fastest: half size 1.83 ms against 2.02
   // with the rows second). Where the launch does not fit the device at once but the front from the
   // top and the rows do, the rows go second, so that the front from the bottom starts whole once
-  // they are done rather than part of it beside the front from the top: Aloe 3.19 ms against 3.45
+  // they are done rather than part of it beside the front from the top: Aloe 3.18 ms against 3.47
   // (H200).
   const bool rowsSecond = top + bottom + rows > resident && top + rows <= resident;
   Directions dirs{0, {}, {}, {0}};
