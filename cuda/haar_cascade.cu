@@ -1,11 +1,11 @@
 // The cascade on the pyramid's windows: stage 0 everywhere, OpenCV's skip rule and compaction, then
 // groups of stages on the survivors. The float and double operations are OpenCV's, with rounding
 // explicit so that nothing is fused.
-#include <algorithm>
 #include <stdexcept>
 #include <string>
 
 #include "cuda/haar.cuh"
+#include "cuda/occupancy.cuh"
 #include "pipeline/cuda_check.hpp"
 
 namespace pp::faces {
@@ -138,13 +138,7 @@ void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int cols, int 
 
 constexpr int kStagesThreads = 128;
 
-int stagesResidentBlocks(bool byThread) {
-  int device = 0, sms = 0, perSm = 0;
-  PP_CUDA_CHECK(cudaGetDevice(&device));
-  PP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  PP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, byThread ? stages<false> : stages<true>, kStagesThreads, 0));
-  return sms * std::max(perSm, 1);
-}
+int stagesResidentBlocks(bool byThread) { return residentBlocks(byThread ? stages<false> : stages<true>, kStagesThreads); }
 
 void launchStages(const CascadeArgs& c, const PyramidArgs& a, int first, int last, const Candidate* in, const int* inCount, Candidate* out, int* outCount,
                   int capacity, bool byThread, int blocks, cudaStream_t stream) {

@@ -7,8 +7,8 @@
 // matching costs from census codes, a block's column or diagonal walkers taking theirs from a window
 // in shared memory that the block fills two steps ahead; at 256 it reads them from the volume
 // words it then adds to (see costsInVolume).
+#include "cuda/occupancy.cuh"
 #include "cuda/sgm_path.cuh"
-
 #include "pipeline/cuda_check.hpp"
 
 namespace pp::stereo {
@@ -285,13 +285,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
 }
 
 // How many warps of `kernel` the device holds at once.
-template <class Kernel> int residentWarps(Kernel kernel) {
-  int device = 0, sms = 0, blocksPerSm = 0;
-  PP_CUDA_CHECK(cudaGetDevice(&device));
-  PP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  PP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocksPerSm, kernel, kWarpsPerBlock * 32, 0));
-  return sms * blocksPerSm * kWarpsPerBlock;
-}
+template <class Kernel> int residentWarps(Kernel kernel) { return residentBlocks(kernel, kWarpsPerBlock * 32) * kWarpsPerBlock; }
 
 template <int D, int kLaneDisparities> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
   using W = Walkers<D, kLaneDisparities>;

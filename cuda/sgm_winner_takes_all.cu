@@ -89,6 +89,7 @@ template <int D> size_t sharedBytesPerRow(int width) { return RightSlots<D>(widt
 template <int D>
 __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p, SgmBuffers b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence) {
   constexpr int kPairs = D / 64, kPixels = kRound<D>;
+  constexpr unsigned kSumPart = costsInVolume(D) ? kSumMask : 0xFFFFu;  // of a word: its sum, without a cost above it
   static_assert(D % 64 == 0 && D <= 256, "lanes hold pairs 64 apart; a candidate's d takes a byte");
   extern __shared__ uint32_t shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, y = blockIdx.x, width = b.width;
@@ -107,7 +108,7 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p,
 #pragma unroll
     for (int c = 0; c < kPixels; ++c)
       if (x0 + c < end) {
-        loadSumPairs<D>(roundSums + c * D, lane, sums[c], costsInVolume(D) ? kSumMask : 0xFFFFu);
+        loadSumPairs<D>(roundSums + c * D, lane, sums[c], kSumPart);
       } else {
 #pragma unroll
         for (int i = 0; i < kPairs; ++i) sums[c][i] = kPastSum << 16 | kPastSum;
@@ -150,8 +151,8 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32) winnerTakesAll(SgmParams p,
     int left = 0, right = 0;
     if (refine) {
       const uint16_t* pixel = roundSums + lane * D;
-      left = pixel[bestD - 1] & (costsInVolume(D) ? kSumMask : 0xFFFFu);
-      right = pixel[bestD + 1] & (costsInVolume(D) ? kSumMask : 0xFFFFu);
+      left = pixel[bestD - 1] & kSumPart;
+      right = pixel[bestD + 1] & kSumPart;
     }
     int second[kPixels];
 #pragma unroll

@@ -1,0 +1,22 @@
+// How many blocks of a kernel the current device holds at once, for launchers that size or order
+// their work by what runs together.
+#pragma once
+#include <algorithm>
+
+#include <cuda_runtime_api.h>
+
+#include "pipeline/cuda_check.hpp"
+
+namespace pp {
+
+// Blocks of `threads` threads (no dynamic shared memory) resident over all SMs; at least one an SM.
+template <class Kernel>
+int residentBlocks(Kernel kernel, int threads) {
+  int device = 0, sms = 0, perSm = 0;
+  PP_CUDA_CHECK(cudaGetDevice(&device));
+  PP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  PP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, threads, 0));
+  return sms * std::max(perSm, 1);
+}
+
+}  // namespace pp
