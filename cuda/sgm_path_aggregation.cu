@@ -24,38 +24,42 @@ constexpr int kFarCost = 0x3FFF;  // beyond the disparity range: never the minim
 // its last walkers start only as the first ones finish, and it takes two lines' time. Below 256
 // disparities, a ring of 2 held to 96 registers (20 warps an SM) keeps all 2348 warps of 1224x1024
 // with 8 paths resident: 1.83 ms for the whole matcher against 2.08 with a ring of 4 at 164
-// registers (12 warps an SM; H200). At 256 disparities, where a step's loads are four volume
-// words a lane, a ring of 2 (80 registers) is the best compromise on Aloe: 3.69 ms against 3.64
-// with a ring of 3, 3.99 with 4 and 3.87 with 1. Where the directions from the top need more warps
-// than a ring of 2 leaves resident, the launch takes a ring of 1 (see launch). The bound is for
-// sm_90, where it was measured; on sm_80-89 and Jetsons' sm_87 96 registers spill a little, and a
-// Jetson (16 SMs at most) never holds such a launch at once.
+// registers (12 warps an SM; H200). With the path costs in pairs (kCostPairs) it is held to 80:
+// the launch's 590 blocks take 4 or 5 an SM either way, but the code built for 96 ran 1.86 ms
+// against 1.665 (16 bytes spill; its additions hit the L2 61% against 71%). At 256 disparities,
+// where a step's loads are four volume words a lane, a ring of 2 (80 registers) is the best
+// compromise on Aloe: 3.69 ms against 3.64 with a ring of 3, 3.99 with 4 and 3.87 with 1. Where the
+// directions from the top need more warps than a ring of 2 leaves resident, the launch takes a
+// ring of 1 (see launch). The bound is for sm_90, where it was measured; on sm_80-89 and Jetsons'
+// sm_87 96 registers spill a little, and a Jetson (16 SMs at most) never holds such a launch at once.
 template <int D, int kLaneDisparities> constexpr int kStepsAhead = kLaneDisparities >= 16 || D == 256 ? 2 : 4;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-template <int D> constexpr int kMinBlocksPerSm = D < 256 ? 5 : 1;
+template <int D, int kLaneDisparities> constexpr int kMinBlocksPerSm = D == 256 ? 1 : kLaneDisparities == 16 ? 6 : 5;
 #else
-template <int D> constexpr int kMinBlocksPerSm = 1;
+template <int D, int kLaneDisparities> constexpr int kMinBlocksPerSm = 1;
 #endif
 
 // Whether a block's column and diagonal walkers take their census codes from a window in shared
 // memory (see aggregate). With 8 disparities a lane it was slower.
 template <int D, int kLaneDisparities> constexpr bool kSharesCodes = !costsInVolume(D) && kLaneDisparities == 16;
 
-// Whether a lane keeps its path costs two to a register (see step), where sm_90's DPX instructions
-// take the minimum of two 16-bit halves, and min(a + b, c), in one instruction each (elsewhere they
-// are emulated: slower than one cost a register). With the costs in the volume, where a step's
-// other work is a few shifts, that takes a fifth of the aggregation's instructions: 2.65 -> 2.39 ms
-// on Aloe (H200, ncu). Below 256 disparities the Hamming distances dominate a step: 7 fewer
-// instructions in 280, and the whole matcher slower (half size with 8 paths 1.95 ms against 1.72;
-// the additions hit the L2 61% against 69%). The ring of 1 keeps one a register: its 72 registers
-// leave the 28 warps an SM that hold a full-size front; in pairs it takes 64, the extra warps start
-// part of the front from the bottom beside it, and full size takes 12.1 ms against 11.5.
+// Whether a lane keeps its path costs two to a register (see step): sm_90's DPX instructions take
+// the minimum of two 16-bit halves, and min(a + b, c), in one instruction each (elsewhere they are
+// emulated, slower than one cost a register). At 256 disparities, where a step's other work is a
+// few shifts, that takes a fifth of the aggregation's instructions: 2.65 -> 2.39 ms on Aloe (H200,
+// ncu). Below, where the Hamming distances take most of a step, it takes 5% (700 -> 665 M at half
+// size with 8 paths), and the whole matcher 1.693 -> 1.665 ms at 80 registers (see
+// kMinBlocksPerSm), but with 8 disparities a lane (4 paths) 1.208 -> 1.215 ms: those keep one a
+// register. So does the ring of 1: its 72 registers leave the 28 warps an SM that hold a full-size
+// front; in pairs it takes 64, the extra warps start part of the front from the bottom beside it,
+// and full size takes 12.1 ms against 11.5.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 constexpr bool kDpx = true;
 #else
 constexpr bool kDpx = false;
 #endif
-template <int D, int kAhead> constexpr bool kCostPairs = kDpx && costsInVolume(D) && kAhead == 2;
+template <int D, int kLaneDisparities, int kAhead>
+constexpr bool kCostPairs = kDpx && (costsInVolume(D) || kLaneDisparities == 16) && kAhead > 1;
 // Of each half; a + b must not carry out of a half.
 __device__ __forceinline__ uint32_t minPairs(uint32_t a, uint32_t b) { return __vminu2(a, b); }
 __device__ __forceinline__ uint32_t addMinPairs(uint32_t a, uint32_t b, uint32_t c) {
@@ -116,12 +120,12 @@ template <int kLaneDisparities> struct StepLoads<kLaneDisparities, true> {
 // too few to fill the device), so each adds its path costs to the volume with reductions.
 // Four 16-bit words share a 64-bit reduction and never carry into each other (see kSumBits).
 template <int D, int kLaneDisparities, int kAhead>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneDisparities>) aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
   using W = Walkers<D, kLaneDisparities>;
   constexpr int kRun = 4, kRuns = kLaneDisparities / kRun, kRunStride = D / kRuns;  // a run: one 64-bit reduction
   constexpr int kLastOffset = (kRuns - 1) * kRunStride + kRun - 1;  // of this lane's disparities from its first
   using Loads = StepLoads<kLaneDisparities, costsInVolume(D)>;
-  constexpr bool kPairs = kCostPairs<D, kAhead>;
+  constexpr bool kPairs = kCostPairs<D, kLaneDisparities, kAhead>;
   constexpr int kBlockWalkers = kWarpsPerBlock * W::kPerWarp;
   constexpr int kWindowRight = D + kBlockWalkers - 1, kWindowCodes = kWindowRight + kBlockWalkers;  // right codes, then left
   __shared__ uint32_t window[2][kSharesCodes<D, kLaneDisparities> ? kWindowCodes : 1];
@@ -198,7 +202,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
     // The matching costs, laid out as prev.
     const int room = x - firstD;
     uint32_t cost[kRuns][kPairs ? 2 : kRun];
-    if constexpr (kPairs) {
+    if constexpr (kPairs && costsInVolume(D)) {
 #pragma unroll
       for (int q = 0; q < kRuns; ++q) cost[q][0] = in.words[q].x >> kSumBits & kCostMask * 0x10001u, cost[q][1] = in.words[q].y >> kSumBits & kCostMask * 0x10001u;
     } else if constexpr (costsInVolume(D)) {
@@ -206,16 +210,23 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
       for (int q = 0; q < kRuns; ++q)
 #pragma unroll
         for (int i = 0; i < kRun; ++i) cost[q][i] = ((i < 2 ? in.words[q].x : in.words[q].y) >> (i % 2 * 16 + kSumBits)) & kCostMask;
-    } else if (room >= kLastOffset) {
-#pragma unroll
-      for (int q = 0; q < kRuns; ++q)
-#pragma unroll
-        for (int i = 0; i < kRun; ++i) cost[q][i] = __popc(in.centre ^ in.right[q * kRun + i]);
     } else {
+      uint32_t each[kRuns][kRun];
+      if (room >= kLastOffset) {
+#pragma unroll
+        for (int q = 0; q < kRuns; ++q)
+#pragma unroll
+          for (int i = 0; i < kRun; ++i) each[q][i] = __popc(in.centre ^ in.right[q * kRun + i]);
+      } else {
+#pragma unroll
+        for (int q = 0; q < kRuns; ++q)
+#pragma unroll
+          for (int i = 0; i < kRun; ++i) each[q][i] = room >= q * kRunStride + i ? __popc(in.centre ^ in.right[q * kRun + i]) : kOutsideCost;
+      }
 #pragma unroll
       for (int q = 0; q < kRuns; ++q)
 #pragma unroll
-        for (int i = 0; i < kRun; ++i) cost[q][i] = room >= q * kRunStride + i ? __popc(in.centre ^ in.right[q * kRun + i]) : kOutsideCost;
+        for (int i = 0; i < (kPairs ? 2 : kRun); ++i) cost[q][i] = kPairs ? __byte_perm(each[q][2 * i], each[q][2 * i + 1], 0x5410) : each[q][i];
     }
     // The neighbours across a run's ends are in the walker's next lanes: lane part - 1's run q
     // ends below run q (lane kLanes - 1's run q - 1 for the first lane), likewise above.
@@ -227,7 +238,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
       fromUpper[q] = __shfl_sync(kFullWarp, prev[q][0], upperLane, W::kLanes);
     }
     if (in.p2 == 0) minPrev = 0;
-    const uint32_t jump = minPrev + in.p2;
+    const uint32_t jump = minPrev + in.p2, minPrevs = minPrev * 0x10001u, jumps = jump * 0x10001u, p1s = p.p1 * 0x10001u;
     constexpr uint32_t kFar = kPairs ? kFarCost * 0x10001u : kFarCost;
     uint32_t least = kFar, sums[kRuns][2];  // this step's path costs, pairs as above
 #pragma unroll
@@ -241,8 +252,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D>) aggre
         const uint32_t upper[2] = {lower[1], __byte_perm(prev[q][1], above, 0x5432)};
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
-          const uint32_t best = minPairs(addMinPairs(lower[j], p.p1 * 0x10001u, prev[q][j]), addMinPairs(upper[j], p.p1 * 0x10001u, jump * 0x10001u));
-          sums[q][j] = best + cost[q][j] - minPrev * 0x10001u;
+          const uint32_t best = minPairs(addMinPairs(lower[j], p1s, prev[q][j]), addMinPairs(upper[j], p1s, jumps));
+          sums[q][j] = best + cost[q][j] - minPrevs;
         }
 #pragma unroll
         for (int j = 0; j < 2; ++j) prev[q][j] = sums[q][j];
