@@ -334,12 +334,14 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
   __syncthreads();
   Loads in;
   // Two steps a round, one window each; a line of odd length takes a step more, which adds nothing.
+  // A step's codes are read first, so that the next window's store and fetch cover their latency
+  // (half size with 8 paths 1.675 -> 1.623 ms, H200).
   for (int s0 = 0; s0 < steps; s0 += 2) {
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
+      load(in, windowed(column[0]) ? window[c] : nullptr);
       store(s0 + c + 1, column[1], window[1 - c]);
       fetch(s0 + c + 2, column[2]);
-      load(in, windowed(column[0]) ? window[c] : nullptr);
       step(s0 + c, in);
       column[0] = column[1], column[1] = column[2], column[2] = next(column[2]);
       __syncthreads();
