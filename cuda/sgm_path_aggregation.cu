@@ -27,7 +27,7 @@ constexpr int kFarCost = 0x3FFF;  // beyond the disparity range: never the minim
 // with 8 paths resident: 1.83 ms for the whole matcher against 2.08 with a ring of 4 at 164
 // registers (12 warps an SM; H200). With the path costs in pairs (kCostPairs) it is held to 80:
 // the launch's 590 blocks take 4 or 5 an SM either way, but the code built for 96 ran 1.86 ms
-// against 1.665 (16 bytes spill; its additions hit the L2 61% against 71%). At 256 disparities,
+// against 1.665 (a few bytes spill; its additions hit the L2 61% against 71%). At 256 disparities,
 // where a step's loads are four volume words a lane, a ring of 2 (80 registers) is the best
 // compromise on Aloe: 3.69 ms against 3.64 with a ring of 3, 3.99 with 4 and 3.87 with 1. Where the
 // directions from the top need more warps than a ring of 2 leaves resident, the launch takes a
@@ -423,10 +423,11 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
   // The directions from the top first, then those from the bottom, then the rows: the blocks are
   // started in that order, so each front's walkers run together and add into rows the L2 holds
   // (with every walker resident, the rows last are the fastest: half size 1.62 ms against 1.80
-  // with the rows first, and earlier 1.83 against 2.02 with the rows second). Where the launch does not fit the device at once but the front from the
-  // top and the rows do, the rows go before the front from the bottom, so that it starts whole once
-  // they are done rather than part of it beside the front from the top (Aloe 3.18 ms against 3.47),
-  // and before the front from the top as well: 2.895 ms against 2.985 with them second (H200).
+  // with the rows first, and earlier 1.83 against 2.02 with the rows second). Where the launch does
+  // not fit the device at once but the front from the top and the rows do, the rows go before the
+  // front from the bottom, so that it starts whole once they are done rather than part of it beside
+  // the front from the top (Aloe 3.18 ms against 3.47), and before the front from the top as well:
+  // 2.895 ms against 2.985 with them second (H200).
   const bool rowsFirst = top + bottom + rows > resident && top + rows <= resident;
   Directions dirs{0, {}, {}, {0}};
   for (int dy : {rowsFirst ? 0 : 1, rowsFirst ? 1 : -1, rowsFirst ? -1 : 0})
