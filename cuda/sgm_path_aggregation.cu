@@ -340,30 +340,34 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
     }
     return;
   }
-  // A block's column or diagonal walkers are on one row at each step, on consecutive columns
-  // (unless a diagonal block straddles the image's side): the block loads the codes they need
-  // into a window in shared memory, each thread one or two codes two steps ahead, instead of each
-  // lane its 17 (ncu, half size with 8 paths: the loads' stalls 3.2 -> 1.3 cycles an instruction,
-  // for one barrier a step). A straddling block's steps load from global memory.
+  // A block's column or diagonal walkers are on one row at each step, on consecutive columns: the
+  // block loads the codes they need into a window in shared memory, each thread one or two codes
+  // two steps ahead, instead of each lane its 17 (ncu, half size with 8 paths: the loads' stalls
+  // 3.2 -> 1.3 cycles an instruction, for one barrier a step). Where a diagonal block straddles the
+  // image's side, its walkers past it have wrapped to the other side, where their lines start: the
+  // window's columns wrap with them, and every match such a walker takes from the window's
+  // unwrapped part is left of its line's start, outside the image (step() takes kOutsideCost).
+  // Such blocks loaded from global memory before: half size with 8 paths 1.583-1.586 -> 1.576-1.581
+  // ms (H200).
   constexpr int kThreads = kWarpsPerBlock * 32, kPerThread = (kWindowCodes + kThreads - 1) / kThreads;
   const int blockFirstLine = (warp - walker / W::kPerWarp - dirs.firstWarp[which]) * W::kPerWarp;
-  auto windowed = [&](int column) { return dx == 0 || column + kBlockWalkers - 1 < b.width; };
   // Whether thread slot k's window index i is below n (known at compile time where the whole slot is).
   auto below = [](int k, int i, int n) { return (k + 1) * kThreads <= n || i < n; };
   uint32_t staged[kPerThread];
   auto fetch = [&](int t, int column) {
-    if (t >= steps || !windowed(column)) return;
+    if (t >= steps) return;
     const size_t rowStart = static_cast<size_t>(y + t * dy) * b.width;
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
       const int i = threadIdx.x + k * kThreads;
       const bool right = below(k, i, kWindowRight);
-      const int at = column + (right ? i - p.minDisparity - (D - 1) : i - kWindowRight);
-      if (below(k, i, kWindowCodes)) staged[k] = __ldg((right ? b.censusRight : b.censusLeft) + rowStart + min(max(at, 0), b.width - 1));
+      int at = column + (right ? i - p.minDisparity - (D - 1) : i - kWindowRight);
+      at = at >= b.width ? min(at - b.width, b.width - 1) : max(at, 0);  // below 0: a match outside the image
+      if (below(k, i, kWindowCodes)) staged[k] = __ldg((right ? b.censusRight : b.censusLeft) + rowStart + at);
     }
   };
-  auto store = [&](int t, int column, uint32_t* codes) {
-    if (t >= steps || !windowed(column)) return;
+  auto store = [&](int t, uint32_t* codes) {
+    if (t >= steps) return;
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
       const int i = threadIdx.x + k * kThreads;
@@ -373,7 +377,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
   int column[3] = {blockFirstLine, 0, 0};  // the block's first walker's at steps s, s + 1, s + 2 (it moves as a walker)
   column[1] = next(column[0]), column[2] = next(column[1]);
   fetch(0, column[0]);
-  store(0, column[0], window[0]);
+  store(0, window[0]);
   fetch(1, column[1]);
   __syncthreads();
   Loads in;
@@ -383,8 +387,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
   for (int s0 = 0; s0 < steps; s0 += 2) {
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
-      load(in, windowed(column[0]) ? window[c] : nullptr);
-      store(s0 + c + 1, column[1], window[1 - c]);
+      load(in, window[c]);
+      store(s0 + c + 1, window[1 - c]);
       fetch(s0 + c + 2, column[2]);
       step(s0 + c, in);
       column[0] = column[1], column[1] = column[2], column[2] = next(column[2]);
