@@ -19,8 +19,10 @@ struct SgmBuffers {
   uint16_t* volume = nullptr;
 };
 
-// 9x7 centre-symmetric census of a u8 image into width x height codes.
-void launchCensus(ImageView<const uint8_t> image, uint32_t* codes, cudaStream_t stream);
+// 9x7 centre-symmetric census of both u8 images of a pair (one size) into width x height codes
+// each. It is the first kernel of a frame, launched in the ordinary way; each kernel after it is
+// launched as the one before it finishes (cuda/dependent_launch.cuh).
+void launchCensus(ImageView<const uint8_t> left, ImageView<const uint8_t> right, uint32_t* leftCodes, uint32_t* rightCodes, cudaStream_t stream);
 
 // Whether each frame's matching costs are written into the volume words' top bits (layout in
 // cuda/sgm_path.cuh), to be read by every path direction, rather than computed by each from the

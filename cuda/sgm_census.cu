@@ -1,6 +1,7 @@
 // Census: 9x7 centre-symmetric, borders replicated. Each block stages its tile and halo in shared
 // memory; a thread takes four pixels of a row and compares their four pairs at once, a byte each,
 // from 32-bit reads of the tile (a pixel a thread spent its time on two byte reads a comparison).
+// Both images of a pair in one launch.
 #include "cuda/sgm.cuh"
 #include "pipeline/cuda_check.hpp"
 
@@ -17,7 +18,10 @@ static_assert(kHaloX == kPixelsPerThread && kTileW % 4 == 0 && kComparisons <= 3
 // Bytes o..o+3 of a row's three words (o known at compile time).
 __device__ __forceinline__ uint32_t bytesAt(const uint32_t (&w)[3], int o) { return o % 4 ? __funnelshift_r(w[o / 4], w[o / 4 + 1], o % 4 * 8) : w[o / 4]; }
 
-__global__ void __launch_bounds__(kBlockX * kBlockY) census(ImageView<const uint8_t> image, uint32_t* codes) {
+// blockIdx.z: 0 the left image, 1 the right.
+__global__ void __launch_bounds__(kBlockX * kBlockY) census(ImageView<const uint8_t> left, ImageView<const uint8_t> right, uint32_t* leftCodes, uint32_t* rightCodes) {
+  const ImageView<const uint8_t> image = blockIdx.z ? right : left;
+  uint32_t* codes = blockIdx.z ? rightCodes : leftCodes;
   __shared__ uint32_t tile[kTileH][kTileW / 4];
   uint8_t* bytes = reinterpret_cast<uint8_t*>(tile);
   const int x0 = blockIdx.x * kBlockX * kPixelsPerThread - kHaloX, y0 = blockIdx.y * kBlockY - kHaloY;
@@ -56,10 +60,11 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) census(ImageView<const uint
 
 }  // namespace
 
-void launchCensus(ImageView<const uint8_t> image, uint32_t* codes, cudaStream_t stream) {
+void launchCensus(ImageView<const uint8_t> left, ImageView<const uint8_t> right, uint32_t* leftCodes, uint32_t* rightCodes, cudaStream_t stream) {
+  if (left.width != right.width || left.height != right.height) throw std::invalid_argument("SGM census: the images of a pair must be one size");
   constexpr int kPixelsX = kBlockX * kPixelsPerThread;
-  dim3 block(kBlockX, kBlockY), grid((image.width + kPixelsX - 1) / kPixelsX, (image.height + kBlockY - 1) / kBlockY);
-  census<<<grid, block, 0, stream>>>(image, codes);
+  dim3 block(kBlockX, kBlockY), grid((left.width + kPixelsX - 1) / kPixelsX, (left.height + kBlockY - 1) / kBlockY, 2);
+  census<<<grid, block, 0, stream>>>(left, right, leftCodes, rightCodes);
   PP_CUDA_CHECK_LAUNCH();
 }
 

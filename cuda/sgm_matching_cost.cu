@@ -2,8 +2,8 @@
 // gets its pixel's cost at that disparity in its top kCostBits and a zero sum below, which the path
 // directions then add to. So each cost is computed once rather than once a direction, each
 // direction reads its costs from the words it adds to, and the volume needs no clearing.
+#include "cuda/dependent_launch.cuh"
 #include "cuda/sgm_path.cuh"
-#include "pipeline/cuda_check.hpp"
 
 namespace pp::stereo {
 
@@ -18,6 +18,7 @@ template <int D> __global__ void __launch_bounds__(kThreads) matchingCost(SgmPar
   constexpr int kRight = kPixels + D - 1;
   __shared__ uint32_t left[kPixels], right[kRight];  // right[i]: the code at firstRight + i
   __shared__ alignas(16) uint16_t words[kWarps][D];
+  waitForPreviousKernel();
   const int x0 = blockIdx.x * kPixels, y = blockIdx.y, firstRight = x0 - p.minDisparity - (D - 1);
   const size_t rowStart = static_cast<size_t>(y) * b.width;
   for (int i = threadIdx.x; i < kRight; i += kThreads) {
@@ -48,8 +49,7 @@ void launchMatchingCost(const SgmParams& p, const SgmBuffers& b, cudaStream_t st
   constexpr int D = 256;
   static_assert(costsInVolume(D));
   if (p.disparities != D) throw std::logic_error("SGM: the volume holds matching costs only at 256 disparities, not " + std::to_string(p.disparities));
-  matchingCost<D><<<dim3((b.width + kPixels - 1) / kPixels, b.height), kThreads, 0, stream>>>(p, b);
-  PP_CUDA_CHECK_LAUNCH();
+  launchDependent(matchingCost<D>, dim3((b.width + kPixels - 1) / kPixels, b.height), kThreads, 0, stream, p, b);
 }
 
 }  // namespace pp::stereo

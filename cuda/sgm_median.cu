@@ -1,7 +1,7 @@
 // The last SGM step, a 3x3 median of the valid disparities around each valid one, and the
 // disparity-to-depth conversion.
+#include "cuda/dependent_launch.cuh"
 #include "cuda/sgm.cuh"
-#include "pipeline/cuda_check.hpp"
 
 namespace pp::stereo {
 
@@ -18,6 +18,7 @@ __device__ __forceinline__ void order(unsigned& a, unsigned& b) {
 // disparity, so they sort last), sorted by a 9-input network; the lower median of the n valid ones
 // is the ((n - 1) / 2)-th.
 __global__ void median(ImageView<const uint16_t> in, ImageView<uint16_t> out) {
+  waitForPreviousKernel();
   int x = blockIdx.x * kBlockX + threadIdx.x, y = blockIdx.y * kBlockY + threadIdx.y;
   if (x >= in.width || y >= in.height) return;
   uint16_t centre = in.row(y)[x];
@@ -59,8 +60,7 @@ dim3 gridFor(int width, int height) { return dim3((width + kBlockX - 1) / kBlock
 }  // namespace
 
 void launchDisparityMedian(ImageView<const uint16_t> in, ImageView<uint16_t> out, cudaStream_t stream) {
-  median<<<gridFor(in.width, in.height), dim3(kBlockX, kBlockY), 0, stream>>>(in, out);
-  PP_CUDA_CHECK_LAUNCH();
+  launchDependent(median, gridFor(in.width, in.height), dim3(kBlockX, kBlockY), 0, stream, in, out);
 }
 
 void launchDisparityToDepth(ImageView<const uint16_t> disparity, ImageView<float> depth, DepthModel m, cudaStream_t stream) {

@@ -8,9 +8,9 @@
 // walkers taking theirs from a window in shared memory that the block fills two steps ahead and a
 // row's walkers shifting theirs along; at 256 it reads them from the volume words it then adds to
 // (see costsInVolume).
+#include "cuda/dependent_launch.cuh"
 #include "cuda/occupancy.cuh"
 #include "cuda/sgm_path.cuh"
-#include "pipeline/cuda_check.hpp"
 
 namespace pp::stereo {
 
@@ -136,6 +136,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
   constexpr int kBlockWalkers = kWarpsPerBlock * W::kPerWarp;
   constexpr int kWindowRight = D + kBlockWalkers - 1, kWindowCodes = kWindowRight + kBlockWalkers;  // right codes, then left
   __shared__ uint32_t window[2][kSharesCodes<D, kLaneDisparities> ? kWindowCodes : 1];
+  waitForPreviousKernel();
   int warp = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32, lane = threadIdx.x % 32;
   const int walker = threadIdx.x / 32 * W::kPerWarp + lane / W::kLanes;  // in the block
   if (warp >= dirs.firstWarp[dirs.count]) return;  // whole warps (whole blocks where they share a window)
@@ -442,8 +443,7 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
       dirs.firstWarp[k + 1] = dirs.firstWarp[k] + directionWarps(dy);
     }
   const int blocks = (dirs.firstWarp[p.paths] + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  kernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(p, b, dirs);
-  PP_CUDA_CHECK_LAUNCH();
+  launchDependent(kernel, blocks, kWarpsPerBlock * 32, 0, stream, p, b, dirs);
 }
 
 // Sixteen disparities a lane take the fewest instructions a disparity. With 4 paths there are too

@@ -3,9 +3,9 @@
 // 2l + 64i + 1). The right image's best match at each column collects in shared memory as the row
 // goes by; the left-right check and the fill run when the whole row is done. Unless the volume holds
 // the matching costs, the sums read are left zero.
+#include "cuda/dependent_launch.cuh"
 #include "cuda/sgm_path.cuh"  // the volume's words, warp reductions
 #include "cuda/shared_memory.cuh"
-#include "pipeline/cuda_check.hpp"
 
 namespace pp::stereo {
 
@@ -101,6 +101,7 @@ __global__ void __launch_bounds__(kWarpsPerRow<D> * 32) winnerTakesAll(SgmParams
   for (int i = threadIdx.x; i < rightSlot.count(); i += blockDim.x) shared[i] = kNoMatch;
   uint32_t* rightBest = shared;
   uint16_t* leftBest = reinterpret_cast<uint16_t*>(shared + rightSlot.count());
+  waitForPreviousKernel();  // before the volume is read
   __syncthreads();
 
   uint16_t* out = disparity.row(y);
@@ -213,8 +214,7 @@ template <int D>
 void launch(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream) {
   size_t bytes = sharedBytesPerRow<D>(b.width);
   allowSharedMemory(winnerTakesAll<D>, bytes, "SGM winner-takes-all (one image row)");
-  winnerTakesAll<D><<<b.height, kWarpsPerRow<D> * 32, bytes, stream>>>(p, b, disparity, confidence);
-  PP_CUDA_CHECK_LAUNCH();
+  launchDependent(winnerTakesAll<D>, b.height, kWarpsPerRow<D> * 32, bytes, stream, p, b, disparity, confidence);
 }
 
 }  // namespace

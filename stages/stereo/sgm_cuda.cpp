@@ -35,12 +35,13 @@ size_t SgmCuda::deviceBytes() const {
 void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, Image* confidence, StreamHandle stream) {
   if (left.width() != width_ || left.height() != height_ || right.width() != width_ || right.height() != height_)
     throw std::invalid_argument("stereo_sgm: images must be " + std::to_string(width_) + "x" + std::to_string(height_));
-  launchCensus(left.view<uint8_t>(), buffers_->censusLeft.get(), stream);
-  launchCensus(right.view<uint8_t>(), buffers_->censusRight.get(), stream);
+  // The memset before the census, so that the kernels from the census on follow each other
+  // directly (see launchCensus).
+  if (!costsInVolume(p_.disparities) && !buffers_->volumeZero) PP_CUDA_CHECK(cudaMemsetAsync(buffers_->volume.get(), 0, buffers_->volume.bytes(), stream));
+  buffers_->volumeZero = false;
+  launchCensus(left.view<uint8_t>(), right.view<uint8_t>(), buffers_->censusLeft.get(), buffers_->censusRight.get(), stream);
   SgmBuffers b{width_, height_, buffers_->censusLeft.get(), buffers_->censusRight.get(), left.view<uint8_t>(), buffers_->volume.get()};
   if (costsInVolume(p_.disparities)) launchMatchingCost(p_, b, stream);
-  else if (!buffers_->volumeZero) PP_CUDA_CHECK(cudaMemsetAsync(buffers_->volume.get(), 0, buffers_->volume.bytes(), stream));
-  buffers_->volumeZero = false;
   launchPathAggregation(p_, b, stream);
   Image& raw = p_.median ? buffers_->raw : disparity;
   ImageView<uint8_t> conf = confidence ? confidence->view<uint8_t>() : ImageView<uint8_t>{};
