@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include "pipeline/cuda_check.hpp"
+#include "pipeline/gpu.hpp"
 
 namespace pp {
 
@@ -34,10 +35,7 @@ __device__ __forceinline__ void waitForPreviousKernel() {
 template <class... Params, class... Args>
 void launchDependent(void (*kernel)(Params...), dim3 grid, dim3 block, size_t sharedBytes, cudaStream_t stream, Args&&... args) {
 #if CUDART_VERSION >= 12000
-  int device = 0, major = 0;
-  PP_CUDA_CHECK(cudaGetDevice(&device));
-  PP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  if (major >= 9) {
+  if (deviceAttribute(cudaDevAttrComputeCapabilityMajor) >= 9) {
     cudaLaunchAttribute overlap{};
     overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     overlap.val.programmaticStreamSerializationAllowed = 1;

@@ -6,17 +6,16 @@
 #include <cuda_runtime_api.h>
 
 #include "pipeline/cuda_check.hpp"
+#include "pipeline/gpu.hpp"
 
 namespace pp {
 
 // Blocks of `threads` threads (no dynamic shared memory) resident over all SMs; at least one an SM.
 template <class Kernel>
 int residentBlocks(Kernel kernel, int threads) {
-  int device = 0, sms = 0, perSm = 0;
-  PP_CUDA_CHECK(cudaGetDevice(&device));
-  PP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int perSm = 0;
   PP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, threads, 0));
-  return sms * std::max(perSm, 1);
+  return deviceAttribute(cudaDevAttrMultiProcessorCount) * std::max(perSm, 1);
 }
 
 }  // namespace pp

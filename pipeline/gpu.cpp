@@ -25,13 +25,14 @@ void synchronizeDevice() {
   if (gpuAvailable()) PP_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-bool gpuIsIntegrated() {
-  if (!gpuAvailable()) return false;
-  int device = 0, integrated = 0;
+int deviceAttribute(cudaDeviceAttr attribute) {
+  int device = 0, value = 0;
   PP_CUDA_CHECK(cudaGetDevice(&device));
-  PP_CUDA_CHECK(cudaDeviceGetAttribute(&integrated, cudaDevAttrIntegrated, device));
-  return integrated != 0;
+  PP_CUDA_CHECK(cudaDeviceGetAttribute(&value, attribute, device));
+  return value;
 }
+
+bool gpuIsIntegrated() { return gpuAvailable() && deviceAttribute(cudaDevAttrIntegrated) != 0; }
 
 std::string gpuDescription() {
   int count = 0;

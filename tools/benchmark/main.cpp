@@ -57,10 +57,7 @@ double copyBandwidthGBs() {
 
 int l2Bytes() {
 #if POLARPIPE_HAS_CUDA
-  int device = 0, l2 = 0;
-  PP_CUDA_CHECK(cudaGetDevice(&device));
-  PP_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-  return l2;
+  return deviceAttribute(cudaDevAttrL2CacheSize);
 #else
   return 0;
 #endif

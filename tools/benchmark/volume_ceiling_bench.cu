@@ -33,10 +33,7 @@ class VolumePassRun : public Run {
  public:
   VolumePassRun(size_t pixels, int disparities, Pass pass) : words_(pixels * disparities / 4), pass_(pass), pixels_(pixels) {
     PP_CUDA_CHECK(cudaMemset(words_.get(), 0x5a, words_.bytes()));
-    int device = 0;
-    PP_CUDA_CHECK(cudaGetDevice(&device));
-    PP_CUDA_CHECK(cudaDeviceGetAttribute(&blocks_, cudaDevAttrMultiProcessorCount, device));
-    blocks_ *= 16;
+    blocks_ = 16 * deviceAttribute(cudaDevAttrMultiProcessorCount);
   }
   void iterate(int, StreamHandle stream) override {
     volumePass<<<blocks_, 256, 0, stream>>>(words_.get(), words_.size(), pass_);
