@@ -30,9 +30,10 @@ constexpr int kFarCost = 0x3FFF;  // beyond the disparity range: never the minim
 // against 1.665 (a few bytes spill; its additions hit the L2 61% against 71%). At 256 disparities,
 // where a step's loads are four volume words a lane, a ring of 2 (80 registers) is the best
 // compromise on Aloe: 3.69 ms against 3.64 with a ring of 3, 3.99 with 4 and 3.87 with 1. Where the
-// directions from the top need more warps than a ring of 2 leaves resident, the launch takes a
-// ring of 1 (see launch). The bound is for sm_90, where it was measured; on sm_80-89 and Jetsons'
-// sm_87 96 registers spill a little, and a Jetson (16 SMs at most) never holds such a launch at once.
+// directions from the top need more warps than that leaves resident, the launch takes the kernel
+// built for a whole front (kWholeFront: 72 registers; see launch). The bounds are for sm_90, where
+// they were measured; on sm_80-89 and Jetsons' sm_87 96 registers spill a little, and a Jetson (16
+// SMs at most) never holds such a launch at once.
 template <int D, int kLaneDisparities> constexpr int kStepsAhead = kLaneDisparities >= 16 || D == 256 ? 2 : 4;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 template <int D, int kLaneDisparities> constexpr int kMinBlocksPerSm = D == 256 ? 1 : kLaneDisparities == 16 ? 6 : 5;
@@ -57,16 +58,13 @@ template <int D, int kLaneDisparities> constexpr bool kShiftsRowCodes = kSharesC
 // ncu). Below, where the Hamming distances take most of a step, it takes 5% (700 -> 665 M at half
 // size with 8 paths), and the whole matcher 1.693 -> 1.665 ms at 80 registers (see
 // kMinBlocksPerSm), but with 8 disparities a lane (4 paths) 1.208 -> 1.215 ms: those keep one a
-// register. So does the ring of 1: its 72 registers leave the 28 warps an SM that hold a full-size
-// front; in pairs it takes 64, the extra warps start part of the front from the bottom beside it,
-// and full size takes 12.1 ms against 11.5.
+// register.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 constexpr bool kDpx = true;
 #else
 constexpr bool kDpx = false;
 #endif
-template <int D, int kLaneDisparities, int kAhead>
-constexpr bool kCostPairs = kDpx && (costsInVolume(D) || kLaneDisparities == 16) && kAhead > 1;
+template <int D, int kLaneDisparities> constexpr bool kCostPairs = kDpx && (costsInVolume(D) || kLaneDisparities == 16);
 // Of each half; a + b must not carry out of a half.
 __device__ __forceinline__ uint32_t minPairs(uint32_t a, uint32_t b) { return __vminu2(a, b); }
 __device__ __forceinline__ uint32_t addMinPairs(uint32_t a, uint32_t b, uint32_t c) {
@@ -84,11 +82,22 @@ template <int D, int kLaneDisparities> struct Walkers {
   static constexpr int kPerWarp = 32 / kLanes;
 };
 
-// The minimum over a walker's lanes.
-template <int kLanes> __device__ __forceinline__ int walkerMin(int v) {
+// The minimum over a walker's lanes. With kReduxHalves (a walker of 16 lanes, sm_80 on) it is two
+// whole-warp reductions, each over one half of the warp with the other half's values out of the
+// way, rather than four shuffles. That takes the kernel at 256 disparities from 78 registers to 72
+// (kWholeFront, see launch); where the residency stayed the same it made no measurable difference
+// (H200: Aloe held to 24 warps an SM, half size with 4 paths).
+template <int kLanes, bool kReduxHalves> __device__ __forceinline__ int walkerMin(int v) {
   if constexpr (kLanes == 32) {
     return warpMin(v);
   } else {
+#if __CUDA_ARCH__ >= 800
+    if constexpr (kLanes == 16 && kReduxHalves) {
+      const bool upper = threadIdx.x & 16;
+      const int low = warpMin(upper ? 0x7FFFFFFF : v), high = warpMin(upper ? v : 0x7FFFFFFF);
+      return upper ? high : low;
+    }
+#endif
 #pragma unroll
     for (int offset = kLanes / 2; offset > 0; offset /= 2) v = min(v, __shfl_xor_sync(kFullWarp, v, offset));
     return v;
@@ -126,13 +135,15 @@ template <int kLaneDisparities> struct StepLoads<kLaneDisparities, true> {
 // Every direction at once: the walkers of all directions run concurrently (one direction alone has
 // too few to fill the device), so each adds its path costs to the volume with reductions.
 // Four 16-bit words share a 64-bit reduction and never carry into each other (see kSumBits).
-template <int D, int kLaneDisparities, int kAhead>
+// kWholeFront: built to hold a full-size front at once (see launch), by the walkers' minimum.
+template <int D, int kLaneDisparities, bool kWholeFront>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneDisparities>) aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
   using W = Walkers<D, kLaneDisparities>;
+  constexpr int kAhead = kStepsAhead<D, kLaneDisparities>;
   constexpr int kRun = 4, kRuns = kLaneDisparities / kRun, kRunStride = D / kRuns;  // a run: one 64-bit reduction
   constexpr int kLastOffset = (kRuns - 1) * kRunStride + kRun - 1;  // of this lane's disparities from its first
   using Loads = StepLoads<kLaneDisparities, costsInVolume(D)>;
-  constexpr bool kPairs = kCostPairs<D, kLaneDisparities, kAhead>;
+  constexpr bool kPairs = kCostPairs<D, kLaneDisparities>;
   constexpr int kBlockWalkers = kWarpsPerBlock * W::kPerWarp;
   constexpr int kWindowRight = D + kBlockWalkers - 1, kWindowCodes = kWindowRight + kBlockWalkers;  // right codes, then left
   __shared__ uint32_t window[2][kSharesCodes<D, kLaneDisparities> ? kWindowCodes : 1];
@@ -281,7 +292,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
         sums[q][0] = __byte_perm(now[0], now[1], 0x5410), sums[q][1] = __byte_perm(now[2], now[3], 0x5410);  // below 2^16
       }
     }
-    minPrev = walkerMin<W::kLanes>(static_cast<int>(kPairs ? min(least & 0xFFFF, least >> 16) : least));
+    minPrev = walkerMin<W::kLanes, kWholeFront>(static_cast<int>(kPairs ? min(least & 0xFFFF, least >> 16) : least));
     if (adds && s < steps) {  // the window's rounds of two may take a step past the line
       uint16_t* at = words(x, y + s * dy);
 #pragma unroll
@@ -411,17 +422,19 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
     (dy > 0 ? top : dy < 0 ? bottom : rows) += directionWarps(dy);
   }
 
-  // At 256 disparities with 8 paths a ring of 2 (80 registers, 24 warps an SM) leaves too few
-  // warps resident for a full-size front (3 x 2448 walkers, two a warp); a ring of 1 (72 registers,
-  // 28 warps an SM) holds it, so that its walkers run together. 2448x2048: 11.5 ms for the whole
-  // matcher against 12.1 (H200); Aloe, whose front fits either way, stays with the ring of 2.
-  constexpr int kAhead = kStepsAhead<D, kLaneDisparities>;
-  auto kernel = aggregate<D, kLaneDisparities, kAhead>;
+  // At 256 disparities with 8 paths the kernel (78 registers, 24 warps an SM) leaves too few warps
+  // resident for a full-size front (3 x 2448 walkers, two a warp); with kWholeFront (72 registers,
+  // 28 warps an SM) it holds it, so that its walkers run together. 2448x2048: 11.22-11.30 ms for
+  // the whole matcher against 11.40-11.45 with the ring of 1 that did this before (a ring of loads
+  // one step deep, 72 registers, one path cost a register), and 12.1 with neither (H200). Aloe,
+  // whose front fits either way, keeps 24 warps an SM: with 28, more of the front from the bottom
+  // starts beside the front from the top, and it took 3.06 ms against 2.89 (H200, same call).
+  auto kernel = aggregate<D, kLaneDisparities, false>;
   int resident = residentWarps(kernel);
-  if constexpr (kAhead == 2 && costsInVolume(D)) {
+  if constexpr (costsInVolume(D)) {
     if (top > resident) {
-      const int withRingOf1 = residentWarps(aggregate<D, kLaneDisparities, 1>);
-      if (top <= withRingOf1) kernel = aggregate<D, kLaneDisparities, 1>, resident = withRingOf1;
+      const int whole = residentWarps(aggregate<D, kLaneDisparities, true>);
+      if (top <= whole) kernel = aggregate<D, kLaneDisparities, true>, resident = whole;
     }
   }
 

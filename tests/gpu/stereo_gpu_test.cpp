@@ -84,7 +84,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaSgm,
                                            // Whole winner-takes-all rounds of pixels with every match left of the image.
                                            Case{150, 31, 128, 8, 37, ""},
                                            // The full width at 256 disparities: on an H100 or H200 the directions from the top
-                                           // need more warps than the aggregation's ring of 2 leaves resident, so it takes a ring of 1.
+                                           // need more warps than the aggregation's kernel leaves resident, so it takes the one
+                                           // built for a whole front (kWholeFront).
                                            Case{2448, 9, 256, 8, 0, ""},
                                            // Taller than wide: the diagonal walkers wrap around the image several times, in
                                            // 5 columns often within the steps whose loads are in flight.
