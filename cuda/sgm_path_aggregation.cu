@@ -87,17 +87,19 @@ template <int D, int kLaneDisparities> struct Walkers {
 // way, rather than four shuffles. That takes the kernel at 256 disparities from 78 registers to 72
 // (kWholeFront, see launch); where the residency stayed the same it made no measurable difference
 // (H200: Aloe held to 24 warps an SM, half size with 4 paths).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+constexpr bool kRedux = true;
+#else
+constexpr bool kRedux = false;
+#endif
 template <int kLanes, bool kReduxHalves> __device__ __forceinline__ int walkerMin(int v) {
   if constexpr (kLanes == 32) {
     return warpMin(v);
+  } else if constexpr (kLanes == 16 && kReduxHalves && kRedux) {
+    const bool upper = threadIdx.x & 16;
+    const int low = warpMin(upper ? 0x7FFFFFFF : v), high = warpMin(upper ? v : 0x7FFFFFFF);
+    return upper ? high : low;
   } else {
-#if __CUDA_ARCH__ >= 800
-    if constexpr (kLanes == 16 && kReduxHalves) {
-      const bool upper = threadIdx.x & 16;
-      const int low = warpMin(upper ? 0x7FFFFFFF : v), high = warpMin(upper ? v : 0x7FFFFFFF);
-      return upper ? high : low;
-    }
-#endif
 #pragma unroll
     for (int offset = kLanes / 2; offset > 0; offset /= 2) v = min(v, __shfl_xor_sync(kFullWarp, v, offset));
     return v;
@@ -461,7 +463,9 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
 
 // Sixteen disparities a lane take the fewest instructions a disparity. With 4 paths there are too
 // few walkers for that to keep the device busy; eight a lane do better there (measured on an H100:
-// half size 1.64 ms against 1.91 with four a lane, a whole warp a walker, and 1.74 with sixteen).
+// half size 1.64 ms against 1.91 with four a lane, a whole warp a walker, and 1.74 with sixteen;
+// on an H200 since the code windows, the shifted rows and the pairs, which come with sixteen,
+// 1.37 against 1.22).
 template <int D> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
   if (p.paths == 8) launch<D, 16>(p, b, stream);
   else launch<D, 8>(p, b, stream);

@@ -87,6 +87,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaSgm,
                                            // need more warps than the aggregation's kernel leaves resident, so it takes the one
                                            // built for a whole front (kWholeFront).
                                            Case{2448, 9, 256, 8, 0, ""},
+                                           // A launch that does not fit at once on an H100 or H200: the rows go first, then
+                                           // the front from the top, then the one from the bottom (as on Aloe).
+                                           Case{1300, 70, 256, 8, 3, "a"},
                                            // Taller than wide: the diagonal walkers wrap around the image several times, in
                                            // 5 columns often within the steps whose loads are in flight.
                                            Case{40, 130, 128, 8, 0, "a"}, Case{5, 40, 64, 8, 0, ""}));
