@@ -433,7 +433,7 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
   // starts beside the front from the top, and it took 3.06 ms against 2.89 (H200, same call).
   auto kernel = aggregate<D, kLaneDisparities, false>;
   int resident = residentWarps(kernel);
-  if constexpr (costsInVolume(D)) {
+  if constexpr (costsInVolume(D) && W::kLanes == 16) {  // where kWholeFront changes the code
     if (top > resident) {
       const int whole = residentWarps(aggregate<D, kLaneDisparities, true>);
       if (top <= whole) kernel = aggregate<D, kLaneDisparities, true>, resident = whole;
