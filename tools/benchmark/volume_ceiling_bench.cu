@@ -3,6 +3,7 @@
 // stores, or adds with 64-bit reductions (once, or three times a word in a row as the walkers of a
 // front do when the L2 merges them). What an aggregation design that moves the volume N times in
 // such passes cannot beat. The volume is far larger than the L2, so one buffer serves every run.
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "pipeline/cuda_check.hpp"
@@ -12,11 +13,26 @@
 namespace pp::bench {
 namespace {
 
-enum class Pass { store, add, reduce, reduceThrice };
+enum class Pass { store, add, reduce, reduceThrice, reduceHalves, reduceHalvesThrice };
 
 constexpr unsigned long long kFourOnes = 0x0001000100010001ull;  // one added to each 16-bit sum of a word
 
+// One added to each of eight f16 sums in 16 bytes: one 128-bit vector reduction on sm_90.
+__device__ __forceinline__ void addHalfOnes(unsigned long long* at) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const unsigned one = 0x3C003C00u;
+  asm volatile("red.global.add.noftz.v4.f16x2 [%0], {%1, %1, %1, %1};" ::"l"(at), "r"(one) : "memory");
+#else
+  for (int k = 0; k < 4; ++k) atomicAdd(reinterpret_cast<__half2*>(at) + k, __half2(1.f, 1.f));
+#endif
+}
+
 __global__ void volumePass(unsigned long long* words, size_t count, Pass pass) {
+  if (pass == Pass::reduceHalves || pass == Pass::reduceHalvesThrice) {
+    for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count / 2; i += size_t{gridDim.x} * blockDim.x)
+      for (int k = 0; k < (pass == Pass::reduceHalves ? 1 : 3); ++k) addHalfOnes(words + 2 * i);
+    return;
+  }
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
     switch (pass) {
       case Pass::store: words[i] = i * kFourOnes; break;
@@ -25,6 +41,9 @@ __global__ void volumePass(unsigned long long* words, size_t count, Pass pass) {
       case Pass::reduceThrice:
         for (int k = 0; k < 3; ++k) atomicAdd(words + i, kFourOnes);
         break;
+      case Pass::reduceHalves:
+      case Pass::reduceHalvesThrice:
+        break;  // below: a thread a pair of words
     }
   }
 }
@@ -60,7 +79,9 @@ class VolumePassRun : public Run {
   const Kind kinds[] = {{"store", Pass::store, "only stores (a first direction's write)"},
                         {"add", Pass::add, "adds with plain loads and stores"},
                         {"reduce", Pass::reduce, "adds with 64-bit reductions"},
-                        {"reduce-x3", Pass::reduceThrice, "adds three times a word with reductions (a front merged in the L2)"}};
+                        {"reduce-x3", Pass::reduceThrice, "adds three times a word with reductions (a front merged in the L2)"},
+                        {"reduce-f16", Pass::reduceHalves, "adds to f16 sums with 128-bit vector reductions (sm_90)"},
+                        {"reduce-f16-x3", Pass::reduceHalvesThrice, "adds three times to f16 sums with 128-bit vector reductions (sm_90)"}};
   for (bool half : {true, false})
     for (const Kind& k : kinds) {
       std::string size = half ? "half" : "full";
