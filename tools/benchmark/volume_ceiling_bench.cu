@@ -1,8 +1,9 @@
 // tools/bench cases stereo/volume-*: one pass over an SGM sum volume (the half-size 128-disparity one
 // and the full-size 256-disparity one, 16 bits a sum) that only stores, adds with plain loads and
 // stores, or adds with 64-bit reductions (once, or three times a word in a row as the walkers of a
-// front do when the L2 merges them). What an aggregation design that moves the volume N times in
-// such passes cannot beat. The volume is far larger than the L2, so one buffer serves every run.
+// front do when the L2 merges them), and the same reductions on f16 sums, eight to a 128-bit
+// reduction (whether the L2's rate is one of operations or of bytes). What an aggregation design
+// that moves the volume N times in such passes cannot beat. The volume is far larger than the L2, so one buffer serves every run.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -43,7 +44,7 @@ __global__ void volumePass(unsigned long long* words, size_t count, Pass pass) {
         break;
       case Pass::reduceHalves:
       case Pass::reduceHalvesThrice:
-        break;  // below: a thread a pair of words
+        break;  // taken before the loop: a thread a pair of words
     }
   }
 }
