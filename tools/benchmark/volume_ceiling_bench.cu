@@ -3,7 +3,8 @@
 // stores, or adds with 64-bit reductions (once, or three times a word in a row as the walkers of a
 // front do when the L2 merges them), and the same reductions on f16 sums, eight to a 128-bit
 // reduction (whether the L2's rate is one of operations or of bytes). What an aggregation design
-// that moves the volume N times in such passes cannot beat. The volume is far larger than the L2, so one buffer serves every run.
+// that moves the volume N times in such passes cannot beat. The volume is far larger than the L2,
+// so one buffer serves every run.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
