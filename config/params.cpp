@@ -27,13 +27,19 @@ Rule<std::string> oneOf(std::vector<std::string> values) {
 }
 
 Rule<std::vector<std::string>> listOf(std::vector<std::string> values) {
-  return {"a list of distinct values from: " + quoted(values), [values](const std::vector<std::string>& list) {
-            for (size_t i = 0; i < list.size(); ++i) {
-              if (std::find(values.begin(), values.end(), list[i]) == values.end()) return false;
-              if (std::find(list.begin(), list.begin() + i, list[i]) != list.begin() + i) return false;
-            }
-            return true;
-          }};
+  // The first value that is not allowed or comes twice, else "".
+  auto problem = [values](const std::vector<std::string>& list) -> std::string {
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (std::find(values.begin(), values.end(), list[i]) == values.end()) {
+        std::string hint = suggestion(list[i], values);
+        return "'" + list[i] + "' is not one of them" + (hint.empty() ? "" : "; " + hint);
+      }
+      if (std::find(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(i), list[i]) != list.begin() + static_cast<std::ptrdiff_t>(i))
+        return "'" + list[i] + "' comes twice";
+    }
+    return "";
+  };
+  return {"a list of distinct values from: " + quoted(values), [problem](const std::vector<std::string>& list) { return problem(list).empty(); }, problem};
 }
 
 Rule<std::vector<int>> intListOf(size_t count, int lo, int hi) {
@@ -110,7 +116,14 @@ bool decode(const YAML::Node& node, Path& out) {
 std::string describe(const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return "nothing";
   if (node.IsScalar()) return "'" + node.Scalar() + "'";
-  if (node.IsSequence()) return "a list";
+  if (node.IsSequence()) {
+    std::string items;
+    for (const auto& item : node) {
+      if (!item.IsScalar() || items.size() > 80) return "a list of " + std::to_string(node.size()) + " items";
+      items += (items.empty() ? "" : ", ") + item.Scalar();
+    }
+    return "[" + items + "]";
+  }
   return "a map";
 }
 

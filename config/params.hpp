@@ -35,6 +35,7 @@ struct Path {
 template <class T> struct Rule {
   std::string allowed;
   std::function<bool(const T&)> accepts;
+  std::function<std::string(const T&)> why = {};  // optional: which part of a refused value is wrong
 };
 
 Rule<int> intIn(int lo, int hi);
@@ -104,7 +105,7 @@ template <class P> class ParamSchema {
                          }
                          if constexpr (std::is_same_v<T, Path>) parsed.value = resolvePath(parsed.value, ctx.baseDir);
                          if (!rule.accepts(parsed)) {
-                           ctx.diagnostics.error(value, path, "expected " + rule.allowed + ", got " + describe(value));
+                           ctx.diagnostics.error(value, path, "expected " + rule.allowed + ", got " + describe(value) + (rule.why ? ": " + rule.why(parsed) : ""));
                            return;
                          }
                          p.*member = parsed;

@@ -238,6 +238,14 @@ PipelineSpec loadPipeline(const std::string& path, const std::vector<std::string
     d.error(YAML::Mark::null_mark(), "", std::string("cannot open the config file: ") + std::strerror(errno));
     return {};
   }
+  // Refused before parsing: yaml-cpp takes seconds and gigabytes over a file of tens of megabytes.
+  std::error_code ec;
+  if (uintmax_t size = std::filesystem::file_size(path, ec); !ec && size > kMaxConfigBytes) {
+    d.error(YAML::Mark::null_mark(), "",
+            "the config file is " + std::to_string(size) + " bytes; a pipeline config is at most " + std::to_string(kMaxConfigBytes) +
+                " (is this the right file?)");
+    return {};
+  }
   std::stringstream text;
   text << in.rdbuf();
   return parsePipeline(text.str(), path, overrides, d);

@@ -59,6 +59,10 @@ struct PipelineSpec {
   const NodeSpec* find(const std::string& name) const;
 };
 
+// The largest config file read: configs are a few kilobytes, and refusing a huge file early keeps
+// a wrong path (a recording, an image) from costing seconds and gigabytes.
+constexpr uintmax_t kMaxConfigBytes = 1u << 20;
+
 // Reads `path`, applies `overrides` ("key.path=value", YAML value), checks the structure.
 PipelineSpec loadPipeline(const std::string& path, const std::vector<std::string>& overrides, Diagnostics& diagnostics);
 // The same from text (tests); `file` names it in messages and sets the base folder.

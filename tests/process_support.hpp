@@ -3,6 +3,7 @@
 #pragma once
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,10 +21,18 @@ struct Child {
   std::string out, err;  // files holding stdout and stderr
 };
 
-inline Child spawn(const std::vector<std::string>& args, const test::TempDir& dir) {
+// addressSpaceBytes > 0 caps the child's virtual memory (RLIMIT_AS); sanitizer builds, which
+// reserve terabytes of shadow memory, run without the cap.
+inline Child spawn(const std::vector<std::string>& args, const test::TempDir& dir, rlim_t addressSpaceBytes = 0) {
   Child c{-1, dir / "stdout.txt", dir / "stderr.txt"};
   c.pid = fork();
   if (c.pid == 0) {
+#if !defined(__SANITIZE_ADDRESS__)
+    if (addressSpaceBytes > 0) {
+      rlimit limit{addressSpaceBytes, addressSpaceBytes};
+      setrlimit(RLIMIT_AS, &limit);
+    }
+#endif
     int o = open(c.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(c.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(o, 1);
     dup2(e, 2);

@@ -14,12 +14,18 @@
 
 namespace pp::dof {
 
+constexpr int kMaxRadius = 31;  // the largest r_max: 63 taps
+
 struct Settings {
   float focusDepth = 1.f;  // used when no focus pixel has a valid depth
   float k = 9.f;           // radius steps per unit of depth
   int rMax = 9;
   std::vector<std::array<int, 2>> focusPixels;  // focus on the nearest valid depth among these (at most 16)
 };
+
+// Throws std::invalid_argument for settings that leave a radius undefined: k or the focus depth
+// not finite, k < 0, r_max outside [0, kMaxRadius].
+void checkSettings(const Settings& s);
 
 // The radius of a pixel at depth z (invalid depth: r_max).
 float radiusAt(const Settings& s, float z);

@@ -12,6 +12,7 @@ namespace pp::dof {
 #if POLARPIPE_HAS_CUDA
 
 void renderCuda(const Settings& s, const Image& image, const Image& plane, bool disparity, float baselineFocal, Image& out, StreamHandle stream) {
+  checkSettings(s);
   static std::once_flag uploaded;
   std::call_once(uploaded, [] {  // the taps of every radius, as the CPU reference makes them
     std::vector<float> table((kMaxGatherRadius + 1) * (kMaxGatherRadius + 1), 0.f);

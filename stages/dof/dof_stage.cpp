@@ -29,7 +29,7 @@ class DofStage : public Stage {
         .add("focus_depth", &Params::focus_depth, "depth in focus (the depth plane's units)", numberIn(0, 1e9))
         .add("focus_pixel", &Params::focus_pixel, "[x, y] of the image whose depth is in focus", intListOf(2, 0, 1 << 20))
         .add("k", &Params::k, "blur radius per unit of depth away from focus", numberIn(0, 1e9))
-        .add("r_max", &Params::r_max, "largest blur radius in pixels (Gaussian of 2 r_max + 1 taps)", intIn(0, 31))
+        .add("r_max", &Params::r_max, "largest blur radius in pixels (Gaussian of 2 r_max + 1 taps)", intIn(0, kMaxRadius))
         .add("input", &Params::input, "the depth input holds depth (f32) or disparity (u16 x16 fixed point, or f32 pixels)", oneOf({"depth", "disparity"}))
         .add("baseline_focal", &Params::baseline_focal, "disparity input: depth = baseline_focal / disparity", numberIn(1e-9, 1e12));
     return schema;

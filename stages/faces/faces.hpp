@@ -33,6 +33,7 @@ struct Level {
   int width = 0, height = 0;
   int step = 2;
 };
+// Throws std::invalid_argument when p.scaleFactor is not a finite number > 1.
 std::vector<Level> pyramid(const Cascade& c, int width, int height, const DetectParams& p);
 
 // The window at (x, y) of the level with `scale`, as OpenCV reports it in a width x height image:

@@ -2,6 +2,7 @@
 #include <array>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include "stages/faces/faces.hpp"
 
@@ -47,6 +48,9 @@ Window reportedWindow(const Cascade& c, float scale, int x, int y, int width, in
 }
 
 std::vector<Level> pyramid(const Cascade& c, int width, int height, const DetectParams& p) {
+  // A step of 1 or less (or NaN) would never reach the image's size.
+  if (!std::isfinite(p.scaleFactor) || !(p.scaleFactor > 1.0))
+    throw std::invalid_argument("faces: the scale factor must be a finite number > 1, got " + std::to_string(p.scaleFactor));
   int maxW = p.maxSize > 0 ? p.maxSize : width, maxH = p.maxSize > 0 ? p.maxSize : height;
   std::vector<Level> levels;
   for (double factor = 1;; factor *= p.scaleFactor) {

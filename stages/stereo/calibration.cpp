@@ -1,6 +1,8 @@
 #include "stages/stereo/calibration.hpp"
 
 #include <cmath>
+#include <filesystem>
+#include <limits>
 #include <fstream>
 #include <sstream>
 
@@ -29,6 +31,9 @@ std::vector<double> readMatrix(const YAML::Node& root, const std::string& key, c
     if (node.IsMap()) {
       if (!node["rows"] || !node["cols"] || !node["data"]) fail(path, key + " needs rows, cols and data");
       gotRows = node["rows"].as<int>(), gotCols = node["cols"].as<int>();
+      // Calibration matrices are at most 4x4 (distortion 1x14); checked before rows x cols can overflow.
+      if (gotRows < 1 || gotRows > 64 || gotCols < 1 || gotCols > 64)
+        fail(path, key + " is " + std::to_string(gotRows) + "x" + std::to_string(gotCols) + "; a calibration matrix has 1 to 64 rows and columns");
       for (const auto& v : node["data"]) values.push_back(v.as<double>());
       if (static_cast<int>(values.size()) != gotRows * gotCols)
         fail(path, key + " has " + std::to_string(values.size()) + " values for " + std::to_string(gotRows) + "x" + std::to_string(gotCols));
@@ -86,11 +91,20 @@ Matrix3 inverse(const Matrix3& a) {
   return r;
 }
 
+// OpenCV's camera matrix [fx 0 cx; 0 fy cy; 0 0 1]: positive focal lengths, the last row 0 0 1.
+void checkCameraMatrix(const Matrix3& m, const std::string& key, const std::string& path) {
+  if (!(m[0] > 0) || !(m[4] > 0)) fail(path, key + " has focal lengths fx " + std::to_string(m[0]) + ", fy " + std::to_string(m[4]) + "; both must be > 0");
+  if (m[6] != 0 || m[7] != 0 || m[8] != 1) fail(path, key + "'s last row must be 0 0 1, as OpenCV writes a camera matrix");
+}
+
 }  // namespace
 
 StereoCalibration loadCalibration(const std::string& path) {
   std::ifstream in(path);
   if (!in) fail(path, "cannot be read");
+  std::error_code ec;
+  if (auto size = std::filesystem::file_size(path, ec); !ec && size > (1u << 20))
+    fail(path, "is " + std::to_string(size) + " bytes; a stereo calibration is a few kilobytes (is this the right file?)");
   std::stringstream text;
   std::string line;
   bool firstLine = true;
@@ -112,14 +126,20 @@ StereoCalibration loadCalibration(const std::string& path) {
             fixed<12>(readMatrix(root, "P1", path, 3, 4))};
   c.right = {fixed<9>(readMatrix(root, "M2", path, 3, 3)), readDistortion(root, "D2", path), fixed<9>(readMatrix(root, "R2", path, 3, 3)),
              fixed<12>(readMatrix(root, "P2", path, 3, 4))};
+  checkCameraMatrix(c.left.m, "M1", path);
+  checkCameraMatrix(c.right.m, "M2", path);
   c.rotation = fixed<9>(readMatrix(root, "R", path, 3, 3));
   c.translation = fixed<3>(readMatrix(root, "T", path, 3, 1));
   c.q = fixed<16>(readMatrix(root, "Q", path, 4, 4));
   for (const char* key : {"image_width", "image_height"})
     if (root[key] && (!root[key].IsScalar() || root[key].as<std::string>().find_first_not_of("0123456789") != std::string::npos))
       fail(path, std::string(key) + " must be a positive integer");
-  if (root["image_width"]) c.width = root["image_width"].as<int>();
-  if (root["image_height"]) c.height = root["image_height"].as<int>();
+  try {
+    if (root["image_width"]) c.width = root["image_width"].as<int>();
+    if (root["image_height"]) c.height = root["image_height"].as<int>();
+  } catch (const YAML::Exception&) {
+    fail(path, "image_width and image_height must be integers of at most " + std::to_string(std::numeric_limits<int>::max()));
+  }
   if (c.q[14] == 0) fail(path, "Q[3][2] is 0: not a disparity-to-depth matrix");
   return c;
 }

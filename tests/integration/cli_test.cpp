@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -160,6 +161,46 @@ TEST(Cli, DofOnFilesAndItsErrors) {
   EXPECT_NE(slurp(outside.err).find("--focus-pixel 600,10 is outside the 512x480 image"), std::string::npos) << slurp(outside.err);
   Child neither = spawn({binary(), "dof", picture, dir / "depth.pfm", "--out", dir / "x.png"}, dir);
   EXPECT_EQ(waitFor(neither, std::chrono::seconds(10)), 2);
+}
+
+// Every pixel in front of the focus beyond r_max, each at its own depth: memory and time stay
+// bounded by the radius levels (the reference once kept a full-size image per distinct depth and
+// ran out of memory here).
+TEST(Cli, DofMemoryIsBoundedWhateverTheDepthMapHolds) {
+  test::TempDir dir;
+  std::mt19937 random(7);
+  std::uniform_real_distribution<float> near(0.01f, 0.5f);
+  Image depth({Depth::f32, 1}, 512, 480, MemoryKind::host);
+  for (int y = 0; y < 480; ++y)
+    for (int x = 0; x < 512; ++x) depth.view<float>().at(x, y) = near(random);
+  writeImage(dir / "depth.pfm", depth);
+  writeImage(dir / "image.png", test::randomImage({Depth::u8, 3}, 512, 480));
+  Child c = spawn({binary(), "dof", dir / "image.png", dir / "depth.pfm", "--focus-depth", "10", "--backend", "cpu", "--out", dir / "out.png"}, dir,
+                  rlim_t{1} << 30);
+  EXPECT_EQ(waitFor(c, std::chrono::seconds(120)), 0) << slurp(c.err);
+}
+
+// NaN and infinity pass CLI11's range checks; each floating-point option refuses them by name.
+TEST(Cli, NotANumberIsRefusedByEveryFloatingPointOption) {
+  test::TempDir dir;
+  Image depth({Depth::f32, 1}, 64, 48, MemoryKind::host);
+  writeImage(dir / "depth.pfm", depth);
+  writeImage(dir / "image.png", test::randomImage({Depth::u8, 1}, 64, 48));
+  std::string cascade = test::dataFile("cascades/haarcascade_frontalface_default.xml");
+  std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"--scale", {binary(), "faces", dir / "image.png", "--cascade", cascade, "--backend", "cpu", "--scale", "nan"}},
+      {"--scale", {binary(), "faces", dir / "image.png", "--cascade", cascade, "--backend", "cpu", "--scale", "inf"}},
+      {"--focus-depth", {binary(), "dof", dir / "image.png", dir / "depth.pfm", "--focus-depth", "nan", "--out", dir / "o.png"}},
+      {"--k", {binary(), "dof", dir / "image.png", dir / "depth.pfm", "--focus-depth", "1", "--k", "nan", "--out", dir / "o.png"}},
+      {"--k", {binary(), "dof", dir / "image.png", dir / "depth.pfm", "--focus-depth", "1", "--k", "-inf", "--out", dir / "o.png"}},
+      {"--baseline-focal", {binary(), "dof", dir / "image.png", dir / "depth.pfm", "--focus-depth", "1", "--baseline-focal", "inf", "--out", dir / "o.png"}},
+      {"--frames", {binary(), "run", test::sourceDir() / "config/demo.yaml", "--frames", "-1"}},
+  };
+  for (const auto& [option, args] : cases) {
+    Child c = spawn(args, dir);
+    EXPECT_EQ(waitFor(c, std::chrono::seconds(10)), 2) << args.back() << " for " << option << " ran or hung:\n" << slurp(c.err);
+    EXPECT_NE(slurp(c.err).find(option), std::string::npos) << slurp(c.err);
+  }
 }
 
 // The chessboard pair rectified and matched: a PFM with +inf for invalid pixels and the 16-bit PNG

@@ -127,6 +127,15 @@ INSTANTIATE_TEST_SUITE_P(
         BrokenConfig{"detections wanted, image given",
                      "sources:\n  - {name: cam, type: images, params: {path: '{DIR}/*.png'}}\nstages:\n  - name: v\n    type: compose\n    inputs: {a: cam.image, boxes: cam.image}\n",
                      4, "stages.v", "must be detections"},
+        BrokenConfig{"NaN in a number", "sources:\n  - name: cam\n    type: images\n    params:\n      path: '{DIR}'\n      fps: .nan\n", 6,
+                     "sources.cam.params.fps", "a number in [0, 10000], got '.nan'"},
+        BrokenConfig{"a list value that is not allowed is named",
+                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: p\n    type: demosaic\n    inputs: {raw: cam.image}\n    params: {outputs: [s0, dolpp]}\n",
+                     7, "stages.p.params.outputs", "got [s0, dolpp]: 'dolpp' is not one of them; did you mean 'dolp'?"},
+        BrokenConfig{"a list value given twice is named",
+                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: p\n    type: demosaic\n    inputs: {raw: cam.image}\n    params: {outputs: [s0, dolp, s0]}\n",
+                     7, "stages.p.params.outputs", "'s0' comes twice"},
+        BrokenConfig{"--set infinity", kGood, 0, "sources.cam.params.fps", "a number in [0, 10000], got '.inf'", {"sources.cam.params.fps=.inf"}},
         BrokenConfig{"--set out of range", kGood, 0, "sources.cam.params.fps", "a number in [0, 10000]", {"sources.cam.params.fps=-3"}},
         BrokenConfig{"--set on a node that does not exist", kGood, 0, "stages.viw", "no node named 'viw'",
                      {"stages.viw.params.layout=grid2x2"}}),
@@ -144,6 +153,23 @@ TEST(ConfigErrorsAtOnce, AMissingFileIsNamed) {
   loadPipeline("/nonexistent/p.yaml", {}, d);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_NE(d.text().find("/nonexistent/p.yaml: cannot open the config file"), std::string::npos) << d.text();
+}
+
+// A file far larger than any config (a recording or a generated list passed by mistake) is refused
+// before yaml-cpp spends seconds and gigabytes on it.
+TEST(ConfigErrorsAtOnce, AnOversizedFileIsRefusedBeforeParsing) {
+  test::TempDir dir;
+  std::string file = dir / "huge.yaml";
+  {
+    std::ofstream out(file);
+    out << "sources:\n  - {name: cam, type: images, params: {path: x, region: [";
+    for (uintmax_t written = 0; written <= kMaxConfigBytes; written += 2) out << "1,";
+    out << "1]}}\n";
+  }
+  Diagnostics d(file);
+  loadPipeline(file, {}, d);
+  ASSERT_EQ(d.size(), 1u) << d.text();
+  EXPECT_NE(d.text().find("a pipeline config is at most " + std::to_string(kMaxConfigBytes)), std::string::npos) << d.text();
 }
 
 TEST(ConfigOverrides, SetChangesAValueWithTheSameChecks) {

@@ -2,10 +2,13 @@
 // depth planes of other sizes and disparity, and the stage's configuration errors.
 #include "stages/dof/dof.hpp"
 
+#include <limits>
+
 #include <fstream>
 
 #include "pipeline/graph.hpp"
 #include "pipeline/image_io.hpp"
+#include "stages/dof/separable.hpp"
 #include "stages/register.hpp"
 #include "tests/support.hpp"
 
@@ -59,6 +62,46 @@ TEST(Dof, ASharpForegroundDoesNotBleedIntoTheBlurredBackground) {
   EXPECT_EQ(worstRed, 0) << "no red from the foreground reaches the background";
   // Beside the object the background misses only the samples the object hides.
   EXPECT_LT(diff / (2.0 * outside), 3.0);
+}
+
+// Pixels in front of the focus beyond r_max gather over their own window (their band edge is their
+// own depth): the same sums, in the same order, as the separable blur of the masked image.
+TEST(Dof, PixelsWithTheirOwnBandEdgeGatherAsTheSeparableBlur) {
+  int w = 53, h = 37;
+  Image image = test::randomImage({Depth::u8, 3}, w, h);
+  Image depth = constantDepth(w, h, 10.f);  // in focus
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      if ((x / 5 + y / 7) % 2) depth.view<float>().at(x, y) = 0.25f;  // in front: radius 9 * 9.75, clamped to r_max
+  Settings s{10.f, 9.f, 6, {}};
+  Image out(image.format(), w, h, MemoryKind::host);
+  fillBytes(out, 0xA5);
+  renderCpu(s, image, depth, out);
+
+  // Everything is at or behind 0.25, so the near pixels blur the whole image with radius r_max.
+  Image masked({Depth::f32, 4}, w, h, MemoryKind::host), blurred({Depth::f32, 4}, w, h, MemoryKind::host);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      for (int c = 0; c < 3; ++c) masked.view<float>().at(x, y, c) = image.view<uint8_t>().at(x, y, c);
+      masked.view<float>().at(x, y, 3) = 1.f;
+    }
+  filter::separableCpu(masked, blurred, filter::gaussianTaps(2 * s.rMax + 1, 0.5 * s.rMax));
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < 3; ++c) {
+        uint8_t expected = depth.view<float>().at(x, y) == 10.f
+                               ? image.view<uint8_t>().at(x, y, c)
+                               : static_cast<uint8_t>(std::clamp(blurred.view<float>().at(x, y, c) / blurred.view<float>().at(x, y, 3) + 0.5f, 0.f, 255.f));
+        ASSERT_EQ(out.view<uint8_t>().at(x, y, c), expected) << x << "," << y << " channel " << c;
+      }
+}
+
+TEST(Dof, SettingsThatLeaveTheRadiusUndefinedAreRefused) {
+  Image image = test::randomImage({Depth::u8, 1}, 8, 8), depth = constantDepth(8, 8, 1.f), out({Depth::u8, 1}, 8, 8, MemoryKind::host);
+  float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (Settings s : {Settings{nan, 9.f, 9, {}}, Settings{1.f, nan, 9, {}}, Settings{inf, 9.f, 9, {}}, Settings{1.f, inf, 9, {}}, Settings{1.f, -1.f, 9, {}},
+                     Settings{1.f, 9.f, kMaxRadius + 1, {}}})
+    EXPECT_THROW(renderCpu(s, image, depth, out), std::invalid_argument) << s.focusDepth << " " << s.k << " " << s.rMax;
 }
 
 TEST(Dof, PixelsAtTheFocusDepthAreUnchanged) {

@@ -136,6 +136,14 @@ TEST(Calibration, ErrorsNameTheFileAndKey) {
   EXPECT_NE(calibrationError(text).find("D1 has a non-zero thin-prism or tilt coefficient"), std::string::npos);
   text = plainCalibration(c, "Q") + "Q: {rows: 4, cols: 4, dt: d, data: [1, 2]}\n";
   EXPECT_NE(calibrationError(text).find("Q has 2 values for 4x4"), std::string::npos);
+  // rows x cols that overflow an int (UBSan once caught the product) and a camera matrix of zeros.
+  text = plainCalibration(c, "Q") + "Q: {rows: 2000000000, cols: 2000000000, dt: d, data: [1, 2]}\n";
+  EXPECT_NE(calibrationError(text).find("Q is 2000000000x2000000000; a calibration matrix has 1 to 64 rows and columns"), std::string::npos)
+      << calibrationError(text);
+  text = plainCalibration(c, "M2") + "M2: [0, 0, 0, 0, 0, 0, 0, 0, 0]\n";
+  EXPECT_NE(calibrationError(text).find("M2 has focal lengths fx 0.000000, fy 0.000000; both must be > 0"), std::string::npos) << calibrationError(text);
+  text = plainCalibration(c, "M1") + "M1: [500, 0, 320, 0, 500, 240, 0, 0, 0]\n";
+  EXPECT_NE(calibrationError(text).find("M1's last row must be 0 0 1"), std::string::npos) << calibrationError(text);
   EXPECT_NE(calibrationError("M1: [unclosed").find("not YAML"), std::string::npos);
   EXPECT_NE(calibrationError("just text").find("expected a map"), std::string::npos);
   try {

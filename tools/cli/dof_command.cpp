@@ -71,12 +71,12 @@ void addDofCommand(CLI::App& app, int& exitCode) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_flag("--disparity", a->disparity, "DEPTH holds disparity: depth = --baseline-focal / disparity");
-  cmd->add_option("--baseline-focal", a->baselineFocal, "baseline x focal length, for --disparity")->check(CLI::PositiveNumber)->capture_default_str();
-  auto* depthOption = cmd->add_option("--focus-depth", a->focusDepth, "depth in focus")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--baseline-focal", a->baselineFocal, "baseline x focal length, for --disparity")->check(finiteIn(1e-9, 1e12))->capture_default_str();
+  auto* depthOption = cmd->add_option("--focus-depth", a->focusDepth, "depth in focus")->check(finiteIn(0, 1e9));
   auto* pixelOption = cmd->add_option("--focus-pixel", a->focusPixel, "X,Y: the depth at this pixel is in focus")->delimiter(',')->expected(2);
   depthOption->excludes(pixelOption);
-  cmd->add_option("--k", a->k, "blur radius per unit of depth away from focus")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--r-max", a->rMax, "largest blur radius in pixels")->check(CLI::Range(0, 31))->capture_default_str();
+  cmd->add_option("--k", a->k, "blur radius per unit of depth away from focus")->check(finiteIn(0, 1e9))->capture_default_str();
+  cmd->add_option("--r-max", a->rMax, "largest blur radius in pixels")->check(CLI::Range(0, dof::kMaxRadius))->capture_default_str();
   cmd->add_option("--backend", a->backend, "cuda, cpu, or auto (CUDA when a device is present)")->check(CLI::IsMember({"auto", "cuda", "cpu"}))->capture_default_str();
   cmd->add_option("--out", a->out, "output image (.png)")->required();
   cmd->callback([a, cmd, &exitCode, depthOption, pixelOption] {

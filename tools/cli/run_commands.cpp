@@ -66,7 +66,7 @@ int runPipeline(const RunOptions& o) {
   PipelineSpec spec;
   auto graph = load(o, spec, true);
   if (!graph) return kExitBadInput;
-  spdlog::info("{} on {}", o.config, gpuDescription());
+  spdlog::info("{} on {}", o.config, gpuAvailable() ? gpuDescription() : gpuDescription() + ", using the CPU backends");
   for (const auto& line : [&] {
          std::vector<std::string> lines;
          std::string text = graph->describe(), line;
@@ -130,7 +130,7 @@ void addRunCommands(CLI::App& app, int& exitCode) {
   auto runOptions = std::make_shared<RunOptions>();
   auto* run = app.add_subcommand("run", "run a pipeline until its sources end, --frames are done, or SIGINT/SIGTERM (which drains and flushes)");
   addGraphOptions(*run, *runOptions);
-  run->add_option("--frames", runOptions->frames, "stop after this many frames have reached the sinks (0: no limit)");
+  run->add_option("--frames", runOptions->frames, "stop after this many frames have reached the sinks (0: no limit)")->check(countOf());
   run->callback([runOptions, &exitCode] { exitCode = runPipeline(*runOptions); });
 
   auto validateOptions = std::make_shared<RunOptions>();
