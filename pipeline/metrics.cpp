@@ -193,6 +193,13 @@ MetricsServer::MetricsServer(const Metrics& metrics, const std::string& address,
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
+  // An idle connection holds a worker for at most a second, and there are many workers: a scrape
+  // waits at most about (idle connections / kWorkers) s behind connections that send nothing.
+  constexpr size_t kWorkers = 32;
+  impl_->server.new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+  impl_->server.set_keep_alive_timeout(1);
+  impl_->server.set_read_timeout(1, 0);
+  impl_->server.set_write_timeout(2, 0);
   impl_->server.Get("/metrics", [&metrics](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics.prometheus(), "text/plain; version=0.0.4");
   });

@@ -4,6 +4,12 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/rtsp-server/rtsp-server.h>
 #include <gst/video/video.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <linux/tcp.h>
+#include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -11,6 +17,7 @@
 #include <mutex>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "pipeline/gst/gst_support.hpp"
 
@@ -67,6 +74,10 @@ struct VideoOutput::Impl {
   bool feedStarted = false;     // the feed has had its first key frame
   bool keyFrameAsked = false;   // and the encoder has been asked for one
   std::atomic<int> clients{0};
+  std::atomic<uint64_t> viewersDropped{0};
+  GSource* stallWatch = nullptr;
+  bool wakeTcpSinks = false;                           // a stalled viewer was dropped on the last check
+  std::vector<std::unique_ptr<GWeakRef>> tcpSinks;  // the media's TCP appsinks (under feedMutex)
 
   ~Impl() {
     stopServer();
@@ -184,6 +195,16 @@ struct VideoOutput::Impl {
     }
     g_source_attach(serverSource, context);
     boundPort = gst_rtsp_server_get_bound_port(server);
+    stallWatch = g_timeout_source_new(250);
+    g_source_set_callback(
+        stallWatch, [](gpointer self) -> gboolean {
+          auto* impl = static_cast<Impl*>(self);
+          if (std::exchange(impl->wakeTcpSinks, false)) impl->wakeMedia();
+          gst_rtsp_server_client_filter(impl->server, dropStalledClient, impl);
+          return G_SOURCE_CONTINUE;
+        },
+        this, nullptr);
+    g_source_attach(stallWatch, context);
     loopThread = std::thread([this] {
       g_main_context_push_thread_default(context);
       g_main_loop_run(loop);
@@ -193,6 +214,18 @@ struct VideoOutput::Impl {
 
   void onMediaConfigure(GstRTSPMedia* media) {
     Owned<GstElement> bin(gst_rtsp_media_get_element(media));
+    // The media feeds its TCP viewers through appsinks of one buffer, pulled while any TCP viewer
+    // takes data: their sinks are kept, so that the media can be woken once a stalled viewer is gone.
+    Owned<GstObject> pipeline(gst_object_get_parent(GST_OBJECT(bin.get())));
+    if (pipeline && GST_IS_BIN(pipeline.get()))
+      g_signal_connect(pipeline.get(), "deep-element-added", G_CALLBACK(+[](GstBin*, GstBin*, GstElement* element, gpointer self) {
+                         if (!GST_IS_APP_SINK(element)) return;
+                         auto* impl = static_cast<Impl*>(self);
+                         std::lock_guard lock(impl->feedMutex);
+                         impl->tcpSinks.emplace_back(std::make_unique<GWeakRef>());
+                         g_weak_ref_init(impl->tcpSinks.back().get(), element);
+                       }),
+                       this);
     GstElement* mediaFeed = gst_bin_get_by_name_recurse_up(GST_BIN(bin.get()), "feed");
     {
       std::lock_guard lock(feedMutex);
@@ -214,9 +247,67 @@ struct VideoOutput::Impl {
 
   static GstRTSPFilterResult removeClient(GstRTSPServer*, GstRTSPClient*, gpointer) { return GST_RTSP_FILTER_REMOVE; }
 
+  // While its only TCP viewer was stalled the media's TCP appsink filled and held the stream; with
+  // that viewer gone nothing pulls it again. One buffer taken from each full sink lets it run (a TCP
+  // viewer still there misses that one buffer).
+  void wakeMedia() {
+    std::lock_guard lock(feedMutex);
+    for (auto it = tcpSinks.begin(); it != tcpSinks.end();) {
+      auto* sink = static_cast<GstElement*>(g_weak_ref_get(it->get()));
+      if (!sink) {
+        g_weak_ref_clear(it->get());
+        it = tcpSinks.erase(it);
+        continue;
+      }
+      OwnedSample stale(gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 0));
+      gst_object_unref(sink);
+      ++it;
+    }
+  }
+
+  // A viewer whose connection has data waiting but has acknowledged nothing for rtspStallTimeoutS.
+  // gst-rtsp-server paces a shared media to its fastest TCP viewer and holds the whole media while
+  // every TCP viewer is backed up, so one stalled viewer (the only one over TCP) would freeze the
+  // others, UDP viewers included, for as long as it stays connected.
+  struct Progress {
+    uint64_t acked = 0;
+    gint64 since = 0;  // g_get_monotonic_time() of the last progress, in microseconds
+  };
+  static GstRTSPFilterResult dropStalledClient(GstRTSPServer*, GstRTSPClient* client, gpointer self) {
+    auto* impl = static_cast<Impl*>(self);
+    GstRTSPConnection* connection = gst_rtsp_client_get_connection(client);
+    GSocket* socket = connection ? gst_rtsp_connection_get_write_socket(connection) : nullptr;
+    if (!socket) return GST_RTSP_FILTER_KEEP;
+    int fd = g_socket_get_fd(socket), waiting = 0;
+    tcp_info info{};
+    socklen_t length = sizeof info;
+    if (ioctl(fd, SIOCOUTQ, &waiting) != 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return GST_RTSP_FILTER_KEEP;
+    static GQuark key = g_quark_from_static_string("polarpipe-progress");
+    auto* progress = static_cast<Progress*>(g_object_get_qdata(G_OBJECT(client), key));
+    if (!progress) {
+      progress = new Progress;
+      g_object_set_qdata_full(G_OBJECT(client), key, progress, [](gpointer p) { delete static_cast<Progress*>(p); });
+    }
+    gint64 now = g_get_monotonic_time();
+    if (waiting == 0 || info.tcpi_bytes_acked != progress->acked || progress->since == 0) {
+      progress->acked = info.tcpi_bytes_acked;
+      progress->since = now;
+      return GST_RTSP_FILTER_KEEP;
+    }
+    double stalledS = static_cast<double>(now - progress->since) / 1e6;
+    if (stalledS < impl->o.rtspStallTimeoutS) return GST_RTSP_FILTER_KEEP;
+    ++impl->viewersDropped;
+    impl->wakeTcpSinks = true;
+    spdlog::warn("video: RTSP viewer {} took no data for {:.1f} s ({} bytes waiting); dropped so that the other viewers keep the stream",
+                 gst_rtsp_connection_get_ip(connection), stalledS, waiting);
+    return GST_RTSP_FILTER_REMOVE;
+  }
+
   void stopServer() {
     if (!server) return;
     gst_rtsp_server_client_filter(server, removeClient, nullptr);
+    g_source_destroy(stallWatch);
+    g_source_unref(stallWatch);
     g_source_destroy(serverSource);
     g_source_unref(serverSource);
     // Quit from inside the loop: a g_main_loop_quit that lands before the thread reaches
@@ -234,6 +325,8 @@ struct VideoOutput::Impl {
     {
       std::lock_guard lock(feedMutex);
       if (feed) gst_object_unref(std::exchange(feed, nullptr));
+      for (auto& sink : tcpSinks) g_weak_ref_clear(sink.get());
+      tcpSinks.clear();
     }
     g_object_unref(server);
     g_main_loop_unref(loop);
@@ -301,5 +394,6 @@ std::string VideoOutput::rtspUrl() const {
 
 const std::string& VideoOutput::encoder() const { return impl_->encoderName; }
 int VideoOutput::rtspClients() const { return impl_->clients.load(); }
+const std::atomic<uint64_t>& VideoOutput::rtspViewersDropped() const { return impl_->viewersDropped; }
 
 }  // namespace pp::gst

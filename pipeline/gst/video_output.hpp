@@ -22,6 +22,7 @@ struct VideoOptions {
   int rtspPort = -1;                // -1: no RTSP; 0: any free port
   std::string rtspAddress = "0.0.0.0";
   std::string rtspMount = "/polarpipe";
+  double rtspStallTimeoutS = 3;     // a viewer whose connection takes nothing this long is dropped
   std::string mp4;                  // "" : no file; may hold a printf %d for split files
   double mp4MaxSeconds = 0;         // 0: no split by duration
   double mp4MaxMegabytes = 0;       // 0: no split by size
@@ -48,6 +49,8 @@ class VideoOutput {
   std::string rtspUrl() const;  // "" without RTSP
   const std::string& encoder() const;
   int rtspClients() const;
+  // Viewers dropped because their connection stopped taking data (rtspStallTimeoutS).
+  const std::atomic<uint64_t>& rtspViewersDropped() const;
 
  private:
   struct Impl;

@@ -10,6 +10,7 @@ struct VideoSinkParams {
   int rtsp_port = -1;
   std::string rtsp_address = "0.0.0.0";
   std::string rtsp_mount = "/polarpipe";
+  double rtsp_stall_timeout_s = 3;
   Path mp4;
   double mp4_max_seconds = 0;
   double mp4_max_mb = 0;
@@ -28,6 +29,8 @@ class VideoSink : public Sink {
         .add("rtsp_port", &Params::rtsp_port, "serve RTSP on this port (8554 is usual); 0: any free port; -1: no RTSP", intIn(-1, 65535))
         .add("rtsp_address", &Params::rtsp_address, "address to listen on (127.0.0.1: this machine only)")
         .add("rtsp_mount", &Params::rtsp_mount, "path of the stream: rtsp://HOST:PORT/MOUNT", Rule<std::string>{"a path starting with /", [](const std::string& m) { return m.size() > 1 && m[0] == '/'; }})
+        .add("rtsp_stall_timeout_s", &Params::rtsp_stall_timeout_s,
+             "drop a viewer whose connection takes no data for this long (a stalled TCP viewer holds the stream for every viewer until then)", numberIn(0.5, 600))
         .add("mp4", &Params::mp4, "record to this MP4 file; with a split limit, a name with %d (rec_%03d.mp4)", anyPath())
         .add("mp4_max_seconds", &Params::mp4_max_seconds, "start a new MP4 file after this many seconds; 0: one file", numberIn(0, 1e7))
         .add("mp4_max_mb", &Params::mp4_max_mb, "start a new MP4 file after this many megabytes; 0: no limit", numberIn(0, 1e7))
@@ -65,6 +68,7 @@ class VideoSink : public Sink {
     o.rtspPort = p_.rtsp_port;
     o.rtspAddress = p_.rtsp_address;
     o.rtspMount = p_.rtsp_mount;
+    o.rtspStallTimeoutS = p_.rtsp_stall_timeout_s;
     o.mp4 = p_.mp4.value;
     o.mp4MaxSeconds = p_.mp4_max_seconds;
     o.mp4MaxMegabytes = p_.mp4_max_mb;
@@ -93,8 +97,10 @@ class VideoSink : public Sink {
   }
 
   std::vector<Counter> counters() const override {
+    static const std::atomic<uint64_t> none{0};
     return {{"video_frames", "Frames handed to the H.264 encoder.", &encoded_},
-            {"video_dropped", "Frames dropped at the video sink because the encoder was behind.", &dropped_}};
+            {"video_dropped", "Frames dropped at the video sink because the encoder was behind.", &dropped_},
+            {"rtsp_viewers_dropped", "RTSP viewers dropped because their connection stopped taking data.", output_ ? &output_->rtspViewersDropped() : &none}};
   }
 
  private:

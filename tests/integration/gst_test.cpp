@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -73,12 +74,13 @@ class StampedSource : public Source {
 // A moving bright bar on RGB frames, so decoded video changes from frame to frame.
 struct MovingParams {
   int width = 320, height = 240, fps = 60;
+  bool noise = false;  // grain on every pixel: the encoder's full bit rate
 };
 class MovingSource : public Source {
  public:
   using Params = MovingParams;
   static const ParamSchema<Params>& schema() {
-    static const auto s = ParamSchema<Params>().add("width", &Params::width, "w", intIn(2, 4096)).add("height", &Params::height, "h", intIn(2, 4096)).add("fps", &Params::fps, "fps", intIn(1, 1000));
+    static const auto s = ParamSchema<Params>().add("width", &Params::width, "w", intIn(2, 4096)).add("height", &Params::height, "h", intIn(2, 4096)).add("fps", &Params::fps, "fps", intIn(1, 1000)).add("noise", &Params::noise, "grain");
     return s;
   }
   MovingSource(const Params& p, ParamContext&) : p_(p) {}
@@ -91,13 +93,14 @@ class MovingSource : public Source {
     int bar = (n_++ * 8) % p_.width;
     for (int y = 0; y < v.height; ++y)
       for (int x = 0; x < v.width; ++x)
-        for (int c = 0; c < 3; ++c) v.at(x, y, c) = std::abs(x - bar) < 16 ? 240 : 20;
+        for (int c = 0; c < 3; ++c) v.at(x, y, c) = static_cast<uint8_t>((std::abs(x - bar) < 16 ? 200 : 20) + (p_.noise ? grain_() % 48 : 0));
     return true;
   }
 
  private:
   Params p_;
   int n_ = 0;
+  std::minstd_rand grain_{1};
 };
 
 Registry& registry() {
@@ -308,11 +311,11 @@ TEST(Video, SigintFinalisesTheMp4AndTheRecording) {
   EXPECT_GT(kept("interrupted").count(), 0u);
 }
 
-// An RTSP viewer: rtspsrc over TCP on loopback, decoded to grey frames.
+// An RTSP viewer: rtspsrc over TCP (or UDP) on loopback, decoded to grey frames.
 class Viewer {
  public:
-  explicit Viewer(const std::string& url)
-      : pipeline_(gst::parsePipeline("rtspsrc location=" + url + " protocols=tcp latency=0 ! rtph264depay ! decodebin ! videoconvert ! video/x-raw,format=GRAY8 ! appsink name=out sync=false max-buffers=200")),
+  explicit Viewer(const std::string& url, const std::string& protocols = "tcp")
+      : pipeline_(gst::parsePipeline("rtspsrc location=" + url + " protocols=" + protocols + " latency=0 ! rtph264depay ! decodebin ! videoconvert ! video/x-raw,format=GRAY8 ! appsink name=out sync=false max-buffers=200")),
         out_(gst_bin_get_by_name(GST_BIN(pipeline_.get()), "out")) {
     gst::keepOnlyErrorsOnBus(pipeline_.get());
     gst_element_set_state(pipeline_.get(), GST_STATE_PLAYING);
@@ -424,6 +427,96 @@ TEST(Video, AViewerJoiningARunningStreamGetsAKeyFrameAtOnce) {
     EXPECT_EQ(first.frames(10, 320, 240).size(), 10u) << "the first viewer: " << first.why();
     Viewer joining(url);
     EXPECT_EQ(joining.frames(10, 320, 240).size(), 10u) << "the viewer joining the shared stream: " << joining.why();
+  }
+  graph->stop();
+  running.join();
+}
+
+// A viewer that sets up the stream over TCP (interleaved), plays it, and never reads again, as one
+// on a dead Wi-Fi link does: a raw socket with a 4 KB receive buffer speaking RTSP by hand.
+class StalledViewer {
+ public:
+  explicit StalledViewer(const std::string& url) {
+    auto colon = url.rfind(':');
+    int port = std::stoi(url.substr(colon + 1, url.find('/', colon) - colon - 1));
+    sock_ = socket(AF_INET, SOCK_STREAM, 0);
+    int small = 4096;
+    setsockopt(sock_, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    timeval timeout{10, 0};
+    setsockopt(sock_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(sock_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw std::runtime_error("stalled viewer: cannot connect");
+    request("OPTIONS " + url + " RTSP/1.0\r\nCSeq: 1\r\n\r\n");
+    std::string sdp = request("DESCRIBE " + url + " RTSP/1.0\r\nCSeq: 2\r\nAccept: application/sdp\r\n\r\n");
+    auto control = sdp.find("a=control:stream=");
+    if (control == std::string::npos) throw std::runtime_error("stalled viewer: no stream in the SDP:\n" + sdp);
+    std::string stream = url + "/" + sdp.substr(control + 10, sdp.find_first_of("\r\n", control) - control - 10);
+    std::string setup = request("SETUP " + stream + " RTSP/1.0\r\nCSeq: 3\r\nTransport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n\r\n");
+    auto session = setup.find("Session: ");
+    if (session == std::string::npos) throw std::runtime_error("stalled viewer: no session:\n" + setup);
+    std::string id = setup.substr(session + 9, setup.find_first_of(";\r", session) - session - 9);
+    // PLAY, then not one more byte read: the reply and the media stay in the socket.
+    std::string play = "PLAY " + url + " RTSP/1.0\r\nCSeq: 4\r\nSession: " + id + "\r\n\r\n";
+    send(sock_, play.data(), play.size(), 0);
+  }
+  ~StalledViewer() { close(sock_); }
+
+  // Reads everything queued; true when the server closed the connection (within 10 s).
+  bool closedByServer() {
+    char buffer[65536];
+    for (;;) {
+      ssize_t n = recv(sock_, buffer, sizeof buffer, 0);
+      if (n == 0 || (n < 0 && errno == ECONNRESET)) return true;
+      if (n < 0) return false;  // timed out: still open
+    }
+  }
+
+ private:
+  // Sends a request and reads its reply (headers and the body Content-Length names).
+  std::string request(const std::string& text) {
+    send(sock_, text.data(), text.size(), 0);
+    std::string reply;
+    char c;
+    while (reply.find("\r\n\r\n") == std::string::npos && recv(sock_, &c, 1, 0) == 1) reply += c;
+    auto length = reply.find("Content-Length: ");
+    size_t body = length == std::string::npos ? 0 : std::stoul(reply.substr(length + 16));
+    while (body > 0 && recv(sock_, &c, 1, 0) == 1) reply += c, --body;
+    return reply;
+  }
+  int sock_ = -1;
+};
+
+uint64_t counter(Graph& graph, const std::string& name) {
+  std::string table = graph.metrics().table();
+  auto at = table.find(" " + name + " ");
+  return at == std::string::npos ? 0 : std::stoull(table.substr(at + name.size() + 2));
+}
+
+// One viewer that stops reading must not freeze the others: it is dropped once its connection has
+// taken nothing for rtsp_stall_timeout_s, and counted. (gst-rtsp-server paces a shared media to its
+// fastest TCP viewer: with the only TCP viewer stalled, the media stops, UDP viewers included.)
+TEST(Video, AStalledViewerIsDroppedAndTheOthersKeepTheirPictures) {
+  auto graph = buildGraph(registry(), "sources: [{name: cam, type: moving, params: {width: 640, height: 480, fps: 60, noise: true}}]\n"
+                                      "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_address: 127.0.0.1, "
+                                      "bitrate_kbps: 8000, rtsp_stall_timeout_s: 3}}]\n");
+  ASSERT_TRUE(graph);
+  std::string url = rtspUrl(*graph);
+  std::thread running([&] { graph->run(); });
+  {
+    Viewer healthy(url, "udp");
+    EXPECT_EQ(healthy.frames(30, 640, 480).size(), 30u) << healthy.why();
+    StalledViewer stalled(url);
+    // 25 s of pictures (1500 frames at 60 frames/s), each within 10 s of the one before.
+    for (int second = 0; second < 25; ++second) {
+      size_t got = healthy.frames(60, 640, 480).size();
+      EXPECT_EQ(got, 60u) << "the healthy viewer froze after " << second << " s beside a stalled one; " << healthy.why() << "\n" << graph->metrics().table();
+      if (got != 60u) break;
+    }
+    EXPECT_EQ(counter(*graph, "rtsp_viewers_dropped"), 1u) << graph->metrics().table();
+    EXPECT_TRUE(stalled.closedByServer()) << "the server closed the stalled viewer's connection";
   }
   graph->stop();
   running.join();

@@ -9,7 +9,11 @@
 #include "tests/graph_support.hpp"
 
 #if POLARPIPE_WITH_HTTP
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #endif
 
 namespace pp {
@@ -222,6 +226,31 @@ TEST(Metrics, ServedOverHttpOnLoopback) {
   EXPECT_EQ(res->status, 200);
   EXPECT_NE(res->body.find("polarpipe_frames_total 1"), std::string::npos) << res->body;
   EXPECT_THROW(MetricsServer(metrics, "127.0.0.1", server.port()), std::runtime_error) << "a port in use is an error";
+}
+
+// Fifty connections that send nothing (a port scanner, a half-open client) must not hold a scrape:
+// it is answered within the client's 5 s, where it once waited 29.5 s.
+TEST(Metrics, AScrapeIsAnsweredBesideIdleConnections) {
+  Metrics metrics({{"s", Backend::cpu}}, {"cam"}, 3);
+  MetricsServer server(metrics, "127.0.0.1", 0);
+  std::vector<int> idle;
+  for (int i = 0; i < 50; ++i) {
+    int sock = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(server.port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    idle.push_back(sock);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // every idle connection accepted first
+  httplib::Client client("127.0.0.1", server.port());
+  client.set_connection_timeout(5);
+  client.set_read_timeout(5);
+  auto res = client.Get("/metrics");
+  for (int sock : idle) close(sock);
+  ASSERT_TRUE(res) << "no answer within 5 s beside 50 idle connections: " << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
 }
 #endif
 
