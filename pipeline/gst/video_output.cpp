@@ -167,6 +167,24 @@ struct VideoOutput::Impl {
                                       "( appsrc name=feed is-live=true format=time block=false caps=video/x-h264,stream-format=byte-stream,alignment=au"
                                       " ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=-1 )");
     gst_rtsp_media_factory_set_shared(factory, TRUE);
+    if (!o.rtspUsers.empty()) {
+      // Every listed user may see the stream; anyone else gets 401 (Digest offered beside Basic,
+      // so that clients which can keep the password off the wire).
+      GstRTSPAuth* auth = gst_rtsp_auth_new();
+      gst_rtsp_auth_set_supported_methods(auth, static_cast<GstRTSPAuthMethod>(GST_RTSP_AUTH_BASIC | GST_RTSP_AUTH_DIGEST));
+      for (const auto& [user, password] : o.rtspUsers) {
+        GstRTSPToken* token = gst_rtsp_token_new(GST_RTSP_TOKEN_MEDIA_FACTORY_ROLE, G_TYPE_STRING, "viewer", nullptr);
+        gchar* basic = gst_rtsp_auth_make_basic(user.c_str(), password.c_str());
+        gst_rtsp_auth_add_basic(auth, basic, token);
+        gst_rtsp_auth_add_digest(auth, user.c_str(), password.c_str(), token);
+        g_free(basic);
+        gst_rtsp_token_unref(token);
+      }
+      gst_rtsp_server_set_auth(server, auth);
+      g_object_unref(auth);
+      gst_rtsp_media_factory_add_role(factory, "viewer", GST_RTSP_PERM_MEDIA_FACTORY_ACCESS, G_TYPE_BOOLEAN, TRUE, GST_RTSP_PERM_MEDIA_FACTORY_CONSTRUCT,
+                                      G_TYPE_BOOLEAN, TRUE, nullptr);
+    }
     g_signal_connect(factory, "media-configure", G_CALLBACK(+[](GstRTSPMediaFactory*, GstRTSPMedia* media, gpointer self) {
                        static_cast<Impl*>(self)->onMediaConfigure(media);
                      }),

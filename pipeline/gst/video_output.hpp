@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pipeline/image.hpp"
 
@@ -20,7 +22,9 @@ struct VideoOptions {
   int keyframeInterval = 24;        // frames between key frames
   int queueFrames = 4;              // frames waiting for the encoder before new ones are dropped
   int rtspPort = -1;                // -1: no RTSP; 0: any free port
-  std::string rtspAddress = "0.0.0.0";
+  std::string rtspAddress = "127.0.0.1";
+  // Viewers must log in (Basic or Digest) as one of these user:password pairs; empty: no login.
+  std::vector<std::pair<std::string, std::string>> rtspUsers;
   std::string rtspMount = "/polarpipe";
   double rtspStallTimeoutS = 3;     // a viewer whose connection takes nothing this long is dropped
   std::string mp4;                  // "" : no file; may hold a printf %d for split files

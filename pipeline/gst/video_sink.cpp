@@ -1,4 +1,10 @@
 // Sink `video`: the composed view as H.264 over RTSP and/or into MP4 files.
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
 #include "pipeline/gst/video_output.hpp"
 #include "pipeline/registry.hpp"
 
@@ -8,7 +14,8 @@ namespace {
 
 struct VideoSinkParams {
   int rtsp_port = -1;
-  std::string rtsp_address = "0.0.0.0";
+  std::string rtsp_address = "127.0.0.1";
+  Path rtsp_credentials;
   std::string rtsp_mount = "/polarpipe";
   double rtsp_stall_timeout_s = 3;
   Path mp4;
@@ -21,13 +28,43 @@ struct VideoSinkParams {
   int queue_frames = 4;
 };
 
+// "user:password" lines (blank lines and # comments skipped); `where` names the source in errors.
+std::vector<std::pair<std::string, std::string>> parseCredentials(const std::string& text, const std::string& where) {
+  std::vector<std::pair<std::string, std::string>> users;
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    auto colon = line.find(':');
+    if (colon == 0 || colon == std::string::npos || colon + 1 == line.size())
+      throw std::invalid_argument(where + " line " + std::to_string(number) + ": expected user:password");
+    users.emplace_back(line.substr(0, colon), line.substr(colon + 1));
+  }
+  if (users.empty()) throw std::invalid_argument(where + ": no user:password line");
+  return users;
+}
+
+std::vector<std::pair<std::string, std::string>> readCredentials(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return parseCredentials(text.str(), path);
+}
+
+bool isLoopback(const std::string& address) { return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost"; }
+
 class VideoSink : public Sink {
  public:
   using Params = VideoSinkParams;
   static const ParamSchema<Params>& schema() {
     static const auto schema = ParamSchema<Params>()
         .add("rtsp_port", &Params::rtsp_port, "serve RTSP on this port (8554 is usual); 0: any free port; -1: no RTSP", intIn(-1, 65535))
-        .add("rtsp_address", &Params::rtsp_address, "address to listen on (127.0.0.1: this machine only)")
+        .add("rtsp_address", &Params::rtsp_address, "address to listen on: 127.0.0.1 this machine only, 0.0.0.0 every network (then set rtsp_credentials)")
+        .add("rtsp_credentials", &Params::rtsp_credentials,
+             "file of user:password lines; viewers must log in (Basic or Digest). POLARPIPE_RTSP_CREDENTIALS=user:password in the environment adds one",
+             existingFile())
         .add("rtsp_mount", &Params::rtsp_mount, "path of the stream: rtsp://HOST:PORT/MOUNT", Rule<std::string>{"a path starting with /", [](const std::string& m) { return m.size() > 1 && m[0] == '/'; }})
         .add("rtsp_stall_timeout_s", &Params::rtsp_stall_timeout_s,
              "drop a viewer whose connection takes no data for this long (a stalled TCP viewer holds the stream for every viewer until then)", numberIn(0.5, 600))
@@ -43,6 +80,21 @@ class VideoSink : public Sink {
   }
 
   VideoSink(const Params& p, ParamContext& ctx) : p_(p) {
+    if (!p.rtsp_credentials.empty()) {
+      try {
+        users_ = readCredentials(p.rtsp_credentials.value);
+      } catch (const std::invalid_argument& e) {
+        ctx.diagnostics.error(ctx.node["rtsp_credentials"], ctx.keyPath + ".rtsp_credentials", e.what());
+      }
+    }
+    if (const char* fromEnvironment = std::getenv("POLARPIPE_RTSP_CREDENTIALS"); fromEnvironment && *fromEnvironment) {
+      try {
+        auto more = parseCredentials(fromEnvironment, "POLARPIPE_RTSP_CREDENTIALS");
+        users_.insert(users_.end(), more.begin(), more.end());
+      } catch (const std::invalid_argument& e) {
+        ctx.error(e.what());
+      }
+    }
     if (p.rtsp_port < 0 && p.mp4.empty()) ctx.error("give rtsp_port (live view) and/or mp4 (a recording)");
     bool split = p.mp4_max_seconds > 0 || p.mp4_max_mb > 0;
     if (split && p.mp4.value.find('%') == std::string::npos)
@@ -69,6 +121,9 @@ class VideoSink : public Sink {
     o.rtspAddress = p_.rtsp_address;
     o.rtspMount = p_.rtsp_mount;
     o.rtspStallTimeoutS = p_.rtsp_stall_timeout_s;
+    o.rtspUsers = users_;
+    if (p_.rtsp_port >= 0 && users_.empty() && !isLoopback(p_.rtsp_address))
+      spdlog::warn("video: the live view on {} is open to anyone who can reach this machine; set rtsp_credentials to ask for a password", p_.rtsp_address);
     o.mp4 = p_.mp4.value;
     o.mp4MaxSeconds = p_.mp4_max_seconds;
     o.mp4MaxMegabytes = p_.mp4_max_mb;
@@ -105,6 +160,7 @@ class VideoSink : public Sink {
 
  private:
   Params p_;
+  std::vector<std::pair<std::string, std::string>> users_;
   std::unique_ptr<VideoOutput> output_;
   uint64_t index_ = 0;
   std::atomic<uint64_t> encoded_{0}, dropped_{0};

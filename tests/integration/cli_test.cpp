@@ -88,6 +88,30 @@ TEST(Cli, HelpAndVersionTellTheTruth) {
   EXPECT_EQ(waitFor(h, std::chrono::seconds(10)), 0);
   std::string help = slurp(h.out);
   for (const char* option : {"--frames", "--backend", "--set", "CONFIG"}) EXPECT_NE(help.find(option), std::string::npos) << option << "\n" << help;
+  Child top = spawn({binary(), "--help"}, dir);
+  EXPECT_EQ(waitFor(top, std::chrono::seconds(10)), 0);
+  EXPECT_NE(slurp(top.out).find("polarpipe run config/demo.yaml"), std::string::npos) << "an example to start from:\n" << slurp(top.out);
+#if !POLARPIPE_HAS_CUDA
+  EXPECT_NE(slurp(top.out).find("this build has no CUDA"), std::string::npos) << slurp(top.out);
+#endif
+}
+
+// `types` names every type first; `types NAME` shows one; an unknown name is an error with a hint.
+TEST(Cli, TypesListsTheNamesFirstAndShowsOneByName) {
+  test::TempDir dir;
+  Child all = spawn({binary(), "types"}, dir);
+  EXPECT_EQ(waitFor(all, std::chrono::seconds(10)), 0);
+  std::string text = slurp(all.out);
+  std::string first = text.substr(0, text.find('\n'));
+  EXPECT_EQ(first.rfind("sources: ", 0), 0u) << text.substr(0, 400);
+  for (const char* name : {" images", " replay", " stereo_synth"}) EXPECT_NE(first.find(name), std::string::npos) << name << " in: " << first;
+  Child one = spawn({binary(), "types", "dof"}, dir);
+  EXPECT_EQ(waitFor(one, std::chrono::seconds(10)), 0);
+  EXPECT_NE(slurp(one.out).find("dof - depth of field"), std::string::npos) << slurp(one.out);
+  EXPECT_EQ(slurp(one.out).find("demosaic"), std::string::npos) << "only the type asked for:\n" << slurp(one.out);
+  Child typo = spawn({binary(), "types", "dfo"}, dir);
+  EXPECT_EQ(waitFor(typo, std::chrono::seconds(10)), 2);
+  EXPECT_NE(slurp(typo.err).find("no type named 'dfo'; did you mean 'dof'?"), std::string::npos) << slurp(typo.err);
 }
 
 }  // namespace

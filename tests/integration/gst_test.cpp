@@ -522,6 +522,36 @@ TEST(Video, AStalledViewerIsDroppedAndTheOthersKeepTheirPictures) {
   running.join();
 }
 
+// The live view listens on loopback unless told otherwise, and with rtsp_credentials a viewer must
+// log in: with the right password it gets pictures, without one it gets none.
+TEST(Video, RtspAsksForAPasswordWhenCredentialsAreGiven) {
+  test::TempDir dir;
+  std::ofstream(dir / "users") << "# viewers\nalice:s3cret\n";
+  auto graph = buildGraph(registry(), "sources: [{name: cam, type: moving, params: {width: 320, height: 240, fps: 60}}]\n"
+                                      "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_credentials: '" +
+                                          dir / "users" + "'}}]\n");
+  ASSERT_TRUE(graph);
+  std::string url = rtspUrl(*graph);
+  ASSERT_EQ(url.rfind("rtsp://127.0.0.1:", 0), 0u) << "the default address is loopback: " << url;
+  std::thread running([&] { graph->run(); });
+  {
+    std::string withLogin = "rtsp://alice:s3cret@" + url.substr(7);
+    Viewer allowed(withLogin);
+    EXPECT_EQ(allowed.frames(10, 320, 240).size(), 10u) << allowed.why();
+    Viewer stranger(url);
+    EXPECT_EQ(stranger.frames(1, 320, 240).size(), 0u) << "a viewer without the password gets no pictures";
+    EXPECT_NE(stranger.why().find("Unauthorized"), std::string::npos) << stranger.why();
+  }
+  graph->stop();
+  running.join();
+
+  std::ofstream(dir / "broken") << "alice\n";
+  Diagnostics d("test.yaml");
+  EXPECT_FALSE(buildGraph(registry(), "sources: [{name: cam, type: moving}]\nsinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_credentials: '" +
+                                          dir / "broken" + "'}}]\n", d));
+  EXPECT_NE(d.text().find("broken line 1: expected user:password"), std::string::npos) << d.text();
+}
+
 TEST(Video, APortInUseIsAClearError) {
   int sock = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};

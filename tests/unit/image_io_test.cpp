@@ -61,7 +61,7 @@ TEST(ImageIo, PfmIsBottomUpAsTheFormatSays) {
 }
 
 TEST(ImageIo, ReadsARealJpeg) {
-  Image aloe = readImage("/usr/share/doc/opencv-doc/examples/data/aloeL.jpg");
+  Image aloe = readImage((test::sourceDir() / "tests/data/stereo/aloeL.jpg").string());
   EXPECT_EQ(aloe.width(), 1282);
   EXPECT_EQ(aloe.height(), 1110);
   EXPECT_EQ(aloe.format(), (Format{Depth::u8, 3}));

@@ -1,6 +1,7 @@
 // polarpipe run | validate | types
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -115,13 +116,36 @@ int validate(const RunOptions& o) {
   return 0;
 }
 
-void printTypes() {
+// Without names: every type's name and summary, then each with its parameters. With names: those
+// types alone; an unknown name is an error that lists the types.
+int printTypes(const std::vector<std::string>& names) {
+  std::vector<std::string> known;
+  for (Role role : {Role::source, Role::stage, Role::sink})
+    for (const auto& [name, type] : registry().all(role)) known.push_back(name);
+  for (const auto& name : names)
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string hint = suggestion(name, known);
+      throw std::invalid_argument("no type named '" + name + "'" + (hint.empty() ? "" : "; " + hint) + " (types: " + joinList(known) + ")");
+    }
+  auto wanted = [&](const std::string& name) { return names.empty() || std::find(names.begin(), names.end(), name) != names.end(); };
+  if (names.empty()) {
+    for (Role role : {Role::source, Role::stage, Role::sink}) {
+      std::cout << roleList(role) << ":";
+      for (const auto& [name, type] : registry().all(role)) std::cout << " " << name;
+      std::cout << "\n";
+    }
+    std::cout << "(polarpipe types NAME... shows those alone)\n\n";
+  }
   for (Role role : {Role::source, Role::stage, Role::sink}) {
-    std::cout << roleList(role) << ":\n";
+    bool header = false;
     for (const auto& [name, type] : registry().all(role)) {
+      if (!wanted(name)) continue;
+      if (!header) std::cout << roleList(role) << ":\n";
+      header = true;
       std::cout << "  " << name << " - " << type.summary << "\n" << type.paramHelp();
     }
   }
+  return 0;
 }
 
 }  // namespace
@@ -138,7 +162,10 @@ void addRunCommands(CLI::App& app, int& exitCode) {
   addGraphOptions(*check, *validateOptions);
   check->callback([validateOptions, &exitCode] { exitCode = validate(*validateOptions); });
 
-  app.add_subcommand("types", "list the source, stage and sink types with their parameters")->callback(printTypes);
+  auto typeNames = std::make_shared<std::vector<std::string>>();
+  auto* types = app.add_subcommand("types", "list the source, stage and sink types with their parameters (polarpipe types dof: that one alone)");
+  types->add_option("NAME", *typeNames, "types to show (default: all)");
+  types->callback([typeNames, &exitCode] { exitCode = printTypes(*typeNames); });
 }
 
 }  // namespace pp::cli
