@@ -68,7 +68,7 @@ std::string encodeFrame(const FrameRecord& r) {
   return out.str();
 }
 
-std::string encodeEnd(uint64_t frames) { return "end=1 frames=" + std::to_string(frames); }
+std::string encodeEnd(uint64_t frames) { return kEndRecord + std::to_string(frames); }
 
 RecordLine decodeLine(const std::string& line) {
   auto f = fields(line);

@@ -30,6 +30,8 @@ struct FrameRecord {
 };
 
 std::string encodeFrame(const FrameRecord& record);
+// The end line is kEndRecord followed by the frame count.
+constexpr const char* kEndRecord = "end=1 frames=";
 std::string encodeEnd(uint64_t frames);
 // A frame line, or nullopt-like: `end` set (and `frames` the count) for the end line. Throws
 // std::runtime_error naming the field when a line is malformed.

@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -21,6 +22,20 @@ namespace pp::gst {
 namespace {
 
 constexpr GstClockTime kPullTimeout = 10 * GST_SECOND;
+
+// Whether the last megabytes of the file hold the end record's text (the text track is stored as
+// it is): a file that has it but whose frames stop early is damaged inside, not cut short.
+bool endsWithItsEndRecord(const std::string& path) {
+  constexpr std::streamoff kTail = 4 << 20;
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return false;
+  std::streamoff size = in.tellg();
+  std::streamoff from = std::max<std::streamoff>(0, size - kTail);
+  in.seekg(from);
+  std::string tail(static_cast<size_t>(size - from), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  return tail.find(kEndRecord) != std::string::npos;
+}
 
 // One pass over a recording: demuxes the metadata line and plane samples of each frame in turn.
 class RecordingReader {
@@ -218,7 +233,8 @@ class ReplaySource : public Source {
     } catch (const std::exception& e) {
       damaged(expected_, e.what());
     }
-    if (!line) damaged(expected_, "the file ends without its end record: it is truncated");
+    if (!line) damaged(expected_, endsWithItsEndRecord(p_.path.value) ? "the file is damaged here: its end record is in the file, but the frames from this one on cannot be read"
+                                                                   : "the file ends without its end record: it is truncated");
     RecordLine parsed;
     try {
       parsed = decodeLine(*line);

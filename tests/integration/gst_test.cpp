@@ -231,6 +231,13 @@ TEST(Replay, TruncatedAndCorruptFilesStopWithTheFrameNumber) {
   for (size_t i = corrupt.size() * 3 / 4; i < corrupt.size() * 3 / 4 + 40; ++i) corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5a);
   std::ofstream(dir / "corrupt.mkv", std::ios::binary).write(corrupt.data(), static_cast<std::streamsize>(corrupt.size()));
   expectDamage(dir / "corrupt.mkv", "corrupt", 13, 16, "checksum");
+
+  // Zeros over the Matroska structure in the middle: the demuxer stops there, with the rest of the
+  // file unread. Damaged, not truncated.
+  std::string zeroed = bytes;
+  std::fill(zeroed.begin() + static_cast<std::ptrdiff_t>(zeroed.size() / 2), zeroed.begin() + static_cast<std::ptrdiff_t>(zeroed.size() / 2 + 8192), '\0');
+  std::ofstream(dir / "zeroed.mkv", std::ios::binary).write(zeroed.data(), static_cast<std::streamsize>(zeroed.size()));
+  expectDamage(dir / "zeroed.mkv", "zeroed", 5, 12, "damaged");
 }
 
 TEST(Replay, AFileThatIsNotARecordingIsAConfigError) {
