@@ -30,6 +30,10 @@ class Diagnostics {
     errors_.push_back({std::move(location), std::move(keyPath), std::move(message)});
   }
 
+  // Something the errors kept from being checked, said after them ("not checked: ...").
+  void note(std::string text) { notes_.push_back(std::move(text)); }
+  const std::vector<std::string>& notes() const { return notes_; }
+
   bool empty() const { return errors_.empty(); }
   size_t size() const { return errors_.size(); }
   const std::vector<Diagnostic>& errors() const { return errors_; }
@@ -40,6 +44,7 @@ class Diagnostics {
   std::string file_;
   std::vector<std::pair<std::string, std::string>> overrides_;
   std::vector<Diagnostic> errors_;
+  std::vector<std::string> notes_;
 };
 
 // Thrown where a caller needs an exception; carries every error.

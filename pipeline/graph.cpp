@@ -199,6 +199,7 @@ class NodeSetup : public PortSetup {
       if (g_.nodes[i].spec->name == in->from.node) producer = &g_.nodes[i], producerIndex = i;
     if (!producer || !producer->ok) {  // reported already, or upstream failed
       n_.ok = false;
+      if (producer) uncheckedFrom_.push_back(producer->spec->name);
       return nullptr;
     }
     auto out = producer->outputs.find(in->from.port);
@@ -283,6 +284,10 @@ class NodeSetup : public PortSetup {
   Diagnostics& d_;
   std::vector<std::string> declared_;
   mutable bool anyInput_ = false;
+
+ public:
+  // The nodes with errors this one reads from: its wiring to them could not be checked.
+  std::vector<std::string> uncheckedFrom_;
 };
 
 // Backend of a stage: --backend, else the stage's own, else the pipeline's; auto takes CUDA when
@@ -412,6 +417,7 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& given, const Registry& r
   std::vector<size_t> setupOrder = g->sources;
   setupOrder.insert(setupOrder.end(), g->stageOrder.begin(), g->stageOrder.end());
   setupOrder.insert(setupOrder.end(), g->sinks.begin(), g->sinks.end());
+  std::vector<std::string> unchecked;
   for (size_t i : setupOrder) {
     NodeRuntime& n = g->nodes[i];
     if (!n.ok) continue;
@@ -420,7 +426,11 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& given, const Registry& r
     if (n.stage) n.stage->setup(setup);
     if (n.sink) n.sink->setup(setup);
     setup.checkUndeclared();
+    if (!setup.uncheckedFrom_.empty())
+      unchecked.push_back(n.spec->name + " (reads " + joinList(setup.uncheckedFrom_) + ")");
   }
+  if (!unchecked.empty())
+    d.note("not checked, since they read from nodes with errors: " + joinList(unchecked, "; ") + "; fix those and validate again");
   if (!d.empty()) return nullptr;
 
   g->splitStages();

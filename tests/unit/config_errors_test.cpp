@@ -148,6 +148,26 @@ TEST(ConfigErrorsAtOnce, EveryErrorIsReportedInOnePass) {
   EXPECT_EQ(errors.size(), 4u);
 }
 
+// A node's wiring to a node with errors cannot be checked (its outputs are unknown): the report
+// says which nodes were left unchecked rather than passing over them in silence.
+TEST(ConfigErrorsAtOnce, NodesLeftUncheckedByAnErrorUpstreamAreNamed) {
+  test::TempDir dir;
+  writeImage(dir / "a.png", test::randomImage({Depth::u8, 1}, 16, 8));
+  std::string file = dir / "p.yaml";
+  std::ofstream(file) << "sources:\n  - {name: cam, type: images, params: {path: '" << dir.path().string()
+                      << "'}}\nstages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.image}, params: {outputs: [s0, dolpp]}}\n"
+                         "  - {name: view, type: compose, inputs: {a: polar.dolp}}\n"
+                         "sinks:\n  - {name: out, type: image_writer, inputs: {v: view.imag}, params: {dir: o}}\n";
+  Registry registry;
+  registerAllNodes(registry);
+  Diagnostics d(file);
+  PipelineSpec spec = loadPipeline(file, {}, d);
+  EXPECT_FALSE(Graph::build(spec, registry, d, {"cpu"}));
+  ASSERT_EQ(d.size(), 1u) << d.text();
+  ASSERT_EQ(d.notes().size(), 1u);
+  EXPECT_EQ(d.notes()[0], "not checked, since they read from nodes with errors: view (reads polar); out (reads view); fix those and validate again");
+}
+
 TEST(ConfigErrorsAtOnce, AMissingFileIsNamed) {
   Diagnostics d("/nonexistent/p.yaml");
   loadPipeline("/nonexistent/p.yaml", {}, d);

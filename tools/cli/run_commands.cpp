@@ -58,6 +58,7 @@ std::unique_ptr<Graph> load(const RunOptions& o, PipelineSpec& spec, bool logSum
   if (!d.empty()) {
     std::cerr << d.text();
     std::cerr << d.size() << (d.size() == 1 ? " error" : " errors") << " in " << o.config << "\n";
+    for (const auto& note : d.notes()) std::cerr << note << "\n";
     return nullptr;
   }
   return graph;
