@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -25,8 +26,9 @@ namespace pp::gst {
 
 namespace {
 
-// Encoded frames a joining RTSP client may lag behind before its feed drops them.
-constexpr guint64 kFeedMaxBytes = 16u << 20;
+// How far a viewer may fall behind, in seconds of stream at the set bit rate, before its feed drops
+// frames (a live view that lags more is no longer live).
+constexpr double kFeedMaxSeconds = 2;
 
 std::string encoderChain(const std::string& encoder, const VideoOptions& o) {
   if (encoder == "x264enc")
@@ -62,22 +64,25 @@ struct VideoOutput::Impl {
   GstVideoInfo info{};
   bool finished = false;
 
-  // RTSP: the server runs on its own main loop; each prepared (shared) media has one feed.
+  // RTSP: the server runs on its own main loop; each viewer has a media of its own (not shared),
+  // fed from the one encoder through its own appsrc, so that a viewer who falls behind holds up
+  // no one else: its feed fills and its frames are dropped there.
   GMainContext* context = nullptr;
   GMainLoop* loop = nullptr;
   std::thread loopThread;
   GstRTSPServer* server = nullptr;
   GSource* serverSource = nullptr;
   int boundPort = -1;
+  struct Feed {
+    GstElement* appsrc = nullptr;  // the media's appsrc, referenced while prepared
+    bool started = false;          // it has had its first key frame
+    bool keyFrameAsked = false;    // and the encoder has been asked for one
+  };
   std::mutex feedMutex;
-  GstElement* feed = nullptr;  // the media's appsrc, referenced while prepared
-  bool feedStarted = false;     // the feed has had its first key frame
-  bool keyFrameAsked = false;   // and the encoder has been asked for one
+  std::vector<Feed> feeds;
   std::atomic<int> clients{0};
-  std::atomic<uint64_t> viewersDropped{0};
+  std::atomic<uint64_t> viewersDropped{0}, viewerFramesDropped{0};
   GSource* stallWatch = nullptr;
-  bool wakeTcpSinks = false;                           // a stalled viewer was dropped on the last check
-  std::vector<std::unique_ptr<GWeakRef>> tcpSinks;  // the media's TCP appsinks (under feedMutex)
 
   ~Impl() {
     stopServer();
@@ -126,29 +131,39 @@ struct VideoOutput::Impl {
     GstBuffer* buffer = gst_sample_get_buffer(sample.get());
     if (o.onEncoded) o.onEncoded(GST_BUFFER_PTS(buffer), gst_buffer_get_size(buffer));
     std::lock_guard lock(feedMutex);
-    if (!feed || gst_app_src_get_current_level_bytes(GST_APP_SRC(feed)) > kFeedMaxBytes) return GST_FLOW_OK;
+    for (Feed& feed : feeds) feedOne(feed, buffer);
+    return GST_FLOW_OK;
+  }
+
+  void feedOne(Feed& feed, GstBuffer* buffer) {
+    auto most = static_cast<guint64>(std::max(1 << 20, static_cast<int>(kFeedMaxSeconds * o.bitrateKbps * 1000 / 8)));
+    if (gst_app_src_get_current_level_bytes(GST_APP_SRC(feed.appsrc)) > most) {  // this viewer is behind
+      ++viewerFramesDropped;
+      feed.started = false;  // it goes on from a key frame
+      return;
+    }
     // The media runs on its own clock: the frame is stamped with that pipeline's running time now,
     // which only PLAYING defines. Before, the feed may have the clock but not yet its base time,
     // and a frame stamped then would hold the media's sink until the clock reaches its absolute time.
     GstState state = GST_STATE_NULL;
-    gst_element_get_state(feed, &state, nullptr, 0);
-    Owned<GstClock> clock(gst_element_get_clock(feed));
-    if (state != GST_STATE_PLAYING || !clock) return GST_FLOW_OK;
+    gst_element_get_state(feed.appsrc, &state, nullptr, 0);
+    Owned<GstClock> clock(gst_element_get_clock(feed.appsrc));
+    if (state != GST_STATE_PLAYING || !clock) return;
     // A new viewer's decoder starts at a key frame: until one comes, ask the encoder for it and
     // leave the frames that depend on earlier ones out.
-    if (!feedStarted) {
+    if (!feed.started) {
       if (GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT)) {
-        if (!keyFrameAsked) askForKeyFrame();
-        keyFrameAsked = true;
-        return GST_FLOW_OK;
+        if (!feed.keyFrameAsked) askForKeyFrame();
+        feed.keyFrameAsked = true;
+        return;
       }
-      feedStarted = true;
+      feed.started = true;
+      feed.keyFrameAsked = false;
     }
     GstBuffer* copy = gst_buffer_copy(buffer);
-    GST_BUFFER_PTS(copy) = GST_BUFFER_DTS(copy) = gst_clock_get_time(clock.get()) - gst_element_get_base_time(feed);
+    GST_BUFFER_PTS(copy) = GST_BUFFER_DTS(copy) = gst_clock_get_time(clock.get()) - gst_element_get_base_time(feed.appsrc);
     GST_BUFFER_DURATION(copy) = GST_SECOND / static_cast<guint64>(o.fps);
-    gst_app_src_push_buffer(GST_APP_SRC(feed), copy);
-    return GST_FLOW_OK;
+    gst_app_src_push_buffer(GST_APP_SRC(feed.appsrc), copy);
   }
 
   void askForKeyFrame() {
@@ -166,7 +181,7 @@ struct VideoOutput::Impl {
     gst_rtsp_media_factory_set_launch(factory,
                                       "( appsrc name=feed is-live=true format=time block=false caps=video/x-h264,stream-format=byte-stream,alignment=au"
                                       " ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=-1 )");
-    gst_rtsp_media_factory_set_shared(factory, TRUE);
+    gst_rtsp_media_factory_set_shared(factory, FALSE);
     if (!o.rtspUsers.empty()) {
       // Every listed user may see the stream; anyone else gets 401 (Digest offered beside Basic,
       // so that clients which can keep the password off the wire).
@@ -217,7 +232,6 @@ struct VideoOutput::Impl {
     g_source_set_callback(
         stallWatch, [](gpointer self) -> gboolean {
           auto* impl = static_cast<Impl*>(self);
-          if (std::exchange(impl->wakeTcpSinks, false)) impl->wakeMedia();
           gst_rtsp_server_client_filter(impl->server, dropStalledClient, impl);
           return G_SOURCE_CONTINUE;
         },
@@ -232,61 +246,31 @@ struct VideoOutput::Impl {
 
   void onMediaConfigure(GstRTSPMedia* media) {
     Owned<GstElement> bin(gst_rtsp_media_get_element(media));
-    // The media feeds its TCP viewers through appsinks of one buffer, pulled while any TCP viewer
-    // takes data: their sinks are kept, so that the media can be woken once a stalled viewer is gone.
-    Owned<GstObject> pipeline(gst_object_get_parent(GST_OBJECT(bin.get())));
-    if (pipeline && GST_IS_BIN(pipeline.get()))
-      g_signal_connect(pipeline.get(), "deep-element-added", G_CALLBACK(+[](GstBin*, GstBin*, GstElement* element, gpointer self) {
-                         if (!GST_IS_APP_SINK(element)) return;
-                         auto* impl = static_cast<Impl*>(self);
-                         std::lock_guard lock(impl->feedMutex);
-                         impl->tcpSinks.emplace_back(std::make_unique<GWeakRef>());
-                         g_weak_ref_init(impl->tcpSinks.back().get(), element);
-                       }),
-                       this);
-    GstElement* mediaFeed = gst_bin_get_by_name_recurse_up(GST_BIN(bin.get()), "feed");
+    GstElement* appsrc = gst_bin_get_by_name_recurse_up(GST_BIN(bin.get()), "feed");
     {
       std::lock_guard lock(feedMutex);
-      if (feed) gst_object_unref(feed);
-      feed = mediaFeed;
-      feedStarted = keyFrameAsked = false;
+      feeds.push_back({appsrc});
     }
-    // Only this media's feed: a newer media (a viewer arriving as the last one leaves) may have
-    // replaced it already. The media keeps a reference, so no newer feed can take its address.
-    g_object_set_data_full(G_OBJECT(media), "polarpipe-feed", gst_object_ref(mediaFeed), gst_object_unref);
+    // The media keeps a reference, so no newer feed can take this one's address before it goes.
+    g_object_set_data_full(G_OBJECT(media), "polarpipe-feed", gst_object_ref(appsrc), gst_object_unref);
     g_signal_connect(media, "unprepared", G_CALLBACK(+[](GstRTSPMedia* unprepared, gpointer self) {
                        auto* impl = static_cast<Impl*>(self);
+                       void* gone = g_object_get_data(G_OBJECT(unprepared), "polarpipe-feed");
                        std::lock_guard lock(impl->feedMutex);
-                       if (impl->feed && impl->feed == g_object_get_data(G_OBJECT(unprepared), "polarpipe-feed"))
-                         gst_object_unref(std::exchange(impl->feed, nullptr));
+                       for (auto it = impl->feeds.begin(); it != impl->feeds.end(); ++it)
+                         if (it->appsrc == gone) {
+                           gst_object_unref(it->appsrc);
+                           impl->feeds.erase(it);
+                           break;
+                         }
                      }),
                      this);
   }
 
   static GstRTSPFilterResult removeClient(GstRTSPServer*, GstRTSPClient*, gpointer) { return GST_RTSP_FILTER_REMOVE; }
 
-  // While its only TCP viewer was stalled the media's TCP appsink filled and held the stream; with
-  // that viewer gone nothing pulls it again. One buffer taken from each full sink lets it run (a TCP
-  // viewer still there misses that one buffer).
-  void wakeMedia() {
-    std::lock_guard lock(feedMutex);
-    for (auto it = tcpSinks.begin(); it != tcpSinks.end();) {
-      auto* sink = static_cast<GstElement*>(g_weak_ref_get(it->get()));
-      if (!sink) {
-        g_weak_ref_clear(it->get());
-        it = tcpSinks.erase(it);
-        continue;
-      }
-      OwnedSample stale(gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 0));
-      gst_object_unref(sink);
-      ++it;
-    }
-  }
-
-  // A viewer whose connection has data waiting but has acknowledged nothing for rtspStallTimeoutS.
-  // gst-rtsp-server paces a shared media to its fastest TCP viewer and holds the whole media while
-  // every TCP viewer is backed up, so one stalled viewer (the only one over TCP) would freeze the
-  // others, UDP viewers included, for as long as it stays connected.
+  // A viewer whose connection has data waiting but has acknowledged nothing for rtspStallTimeoutS
+  // (a laptop on a dead Wi-Fi link) is closed: its media, its feed and its session go with it.
   struct Progress {
     uint64_t acked = 0;
     gint64 since = 0;  // g_get_monotonic_time() of the last progress, in microseconds
@@ -315,8 +299,7 @@ struct VideoOutput::Impl {
     double stalledS = static_cast<double>(now - progress->since) / 1e6;
     if (stalledS < impl->o.rtspStallTimeoutS) return GST_RTSP_FILTER_KEEP;
     ++impl->viewersDropped;
-    impl->wakeTcpSinks = true;
-    spdlog::warn("video: RTSP viewer {} took no data for {:.1f} s ({} bytes waiting); dropped so that the other viewers keep the stream",
+    spdlog::warn("video: RTSP viewer {} took no data for {:.1f} s ({} bytes waiting); dropped",
                  gst_rtsp_connection_get_ip(connection), stalledS, waiting);
     return GST_RTSP_FILTER_REMOVE;
   }
@@ -324,10 +307,11 @@ struct VideoOutput::Impl {
   void stopServer() {
     if (!server) return;
     gst_rtsp_server_client_filter(server, removeClient, nullptr);
-    g_source_destroy(stallWatch);
-    g_source_unref(stallWatch);
-    g_source_destroy(serverSource);
-    g_source_unref(serverSource);
+    for (GSource* source : {stallWatch, serverSource})
+      if (source) {
+        g_source_destroy(source);
+        g_source_unref(source);
+      }
     // Quit from inside the loop: a g_main_loop_quit that lands before the thread reaches
     // g_main_loop_run is lost, and the join below would wait for ever.
     GSource* quit = g_idle_source_new();
@@ -342,9 +326,8 @@ struct VideoOutput::Impl {
     if (loopThread.joinable()) loopThread.join();
     {
       std::lock_guard lock(feedMutex);
-      if (feed) gst_object_unref(std::exchange(feed, nullptr));
-      for (auto& sink : tcpSinks) g_weak_ref_clear(sink.get());
-      tcpSinks.clear();
+      for (Feed& feed : feeds) gst_object_unref(feed.appsrc);
+      feeds.clear();
     }
     g_object_unref(server);
     g_main_loop_unref(loop);
@@ -413,5 +396,6 @@ std::string VideoOutput::rtspUrl() const {
 const std::string& VideoOutput::encoder() const { return impl_->encoderName; }
 int VideoOutput::rtspClients() const { return impl_->clients.load(); }
 const std::atomic<uint64_t>& VideoOutput::rtspViewersDropped() const { return impl_->viewersDropped; }
+const std::atomic<uint64_t>& VideoOutput::rtspViewerFramesDropped() const { return impl_->viewerFramesDropped; }
 
 }  // namespace pp::gst

@@ -55,6 +55,8 @@ class VideoOutput {
   int rtspClients() const;
   // Viewers dropped because their connection stopped taking data (rtspStallTimeoutS).
   const std::atomic<uint64_t>& rtspViewersDropped() const;
+  // Frames a viewer missed because it was behind (its own feed full; the others still got them).
+  const std::atomic<uint64_t>& rtspViewerFramesDropped() const;
 
  private:
   struct Impl;

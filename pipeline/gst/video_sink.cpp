@@ -155,7 +155,9 @@ class VideoSink : public Sink {
     static const std::atomic<uint64_t> none{0};
     return {{"video_frames", "Frames handed to the H.264 encoder.", &encoded_},
             {"video_dropped", "Frames dropped at the video sink because the encoder was behind.", &dropped_},
-            {"rtsp_viewers_dropped", "RTSP viewers dropped because their connection stopped taking data.", output_ ? &output_->rtspViewersDropped() : &none}};
+            {"rtsp_viewers_dropped", "RTSP viewers dropped because their connection stopped taking data.", output_ ? &output_->rtspViewersDropped() : &none},
+            {"rtsp_viewer_frames_dropped", "Frames an RTSP viewer missed because it was behind (the other viewers still got them).",
+             output_ ? &output_->rtspViewerFramesDropped() : &none}};
   }
 
  private:
