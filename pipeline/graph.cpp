@@ -114,6 +114,7 @@ struct Slot {
 struct Graph::Impl {
   PipelineSpec spec;  // the graph's own copy: nodes point into it
   GraphOptions options;
+  bool uncheckedNodes = false;  // some node could not be checked without its device (validate)
   std::vector<NodeRuntime> nodes;
   std::vector<size_t> sources, stageOrder, sinks;
   // stageOrder split in two, each part in that order: the stages that only enqueue, run by the
@@ -250,6 +251,14 @@ class NodeSetup : public PortSetup {
   }
 
   void fail(const std::string& message) override { error(n_.spec->mark, n_.spec->keyPath, message); }
+
+  Devices devices() const override { return g_.options.devices; }
+
+  void unchecked(const std::string& why) override {
+    d_.note(n_.spec->keyPath + ": not checked: " + why);
+    n_.ok = false;
+    g_.uncheckedNodes = true;
+  }
 
   std::string upstreamName(const std::string& input) const override {
     const InputSpec* in = configured(input);
@@ -430,11 +439,11 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& given, const Registry& r
       unchecked.push_back(n.spec->name + " (reads " + joinList(setup.uncheckedFrom_) + ")");
   }
   if (!unchecked.empty())
-    d.note("not checked, since they read from nodes with errors: " + joinList(unchecked, "; ") + "; fix those and validate again");
-  if (!d.empty()) return nullptr;
+    d.note("not checked, since they read from nodes with errors or not checked: " + joinList(unchecked, "; "));
+  if (!d.empty() || g->uncheckedNodes) return nullptr;
 
   g->splitStages();
-  g->allocate();
+  if (g->options.devices == PortSetup::Devices::use) g->allocate();  // a graph built to validate only describes
   return std::unique_ptr<Graph>(new Graph(std::move(g)));
 }
 
@@ -851,6 +860,7 @@ Metrics& Graph::metrics() { return *impl_->metrics; }
 
 void Graph::run() {
   Impl& g = *impl_;
+  if (g.options.devices != PortSetup::Devices::use) throw std::logic_error("a graph built to validate cannot run");
   std::unique_ptr<MetricsServer> server;
   if (g.metricsPort >= 0) {
     server = std::make_unique<MetricsServer>(*g.metrics, g.metricsAddress, g.metricsPort);

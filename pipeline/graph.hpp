@@ -19,6 +19,10 @@ struct GraphOptions {
   std::string backend;            // "" keeps the config's; else overrides every stage
   uint64_t maxFrames = 0;         // 0: until the sources end or stop()
   bool logSummaries = true;       // a summary line on stderr every metrics.interval_s
+  // validate: check the config only (Devices::none), or also read the cameras (Devices::readOnly);
+  // build() then returns nullptr with no error when something was left unchecked, else a graph that
+  // describes itself but allocates nothing and cannot run.
+  PortSetup::Devices devices = PortSetup::Devices::use;
 };
 
 // A stage, source or sink failed while running: names it, the frame and the cause.

@@ -74,6 +74,13 @@ class PortSetup {
   // A configuration error about this node; the graph is not built.
   virtual void fail(const std::string& message) = 0;
   virtual std::string upstreamName(const std::string& input) const = 0;  // "cam.image"
+  // How much of the world the node may touch while it is set up: under `validate` a camera is not
+  // opened (unless --camera, and then only read), so `validate` passes before the camera is up.
+  enum class Devices { use, readOnly, none };
+  virtual Devices devices() const = 0;
+  // What could not be checked without the device (a camera's size): no error, but this node and
+  // those reading from it are left unchecked, and the report says so.
+  virtual void unchecked(const std::string& why) = 0;
 };
 
 class ProcessContext {

@@ -6,7 +6,10 @@
 #include <arv.h>
 #include <spdlog/spdlog.h>
 
+#include <cctype>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "pipeline/aravis/cameras.hpp"
@@ -33,7 +36,30 @@ struct AravisParams {
   std::string on_disconnect = "reconnect";
   std::string mosaic = "auto";
   int bit_depth = 0;
+  double startup_wait_s = -1;
 };
+
+// What a PFNC pixel format name says of its samples: <Type><bits>[p|Packed], e.g. Mono8,
+// PolarizeMono12, BayerRG16, Mono12p. Camera-processed polarization formats (angles, Stokes,
+// DoLP/AoLP) are not raw mosaics.
+struct FormatName {
+  int bits = 0;  // 0: no bit count at the end of the name
+  bool packed = false;
+  bool processed = false;
+};
+FormatName readFormatName(const std::string& name) {
+  FormatName f;
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* word : {"dolp", "aolp", "stokes", "angles", "s0", "s1", "s2"})
+    if (lower.find(word) != std::string::npos) f.processed = true;
+  std::string stem = name;
+  if (stem.size() > 6 && stem.compare(stem.size() - 6, 6, "Packed") == 0) f.packed = true, stem.resize(stem.size() - 6);
+  else if (!stem.empty() && stem.back() == 'p') f.packed = true, stem.pop_back();
+  size_t digits = stem.find_last_not_of("0123456789") + 1;
+  if (digits < stem.size()) f.bits = std::stoi(stem.substr(digits));
+  return f;
+}
 
 std::string errorText(GError*& error) {
   std::string text = error ? error->message : "unknown error";
@@ -65,7 +91,10 @@ class AravisSource : public Source {
         .add("incomplete", &Params::incomplete, "frames with missing packets: drop (counted) or pass (flagged incomplete, missing data zero)", oneOf({"drop", "pass"}))
         .add("on_disconnect", &Params::on_disconnect, "when the camera is lost: reconnect (with backoff) or stop the pipeline", oneOf({"reconnect", "stop"}))
         .add("mosaic", &Params::mosaic, "sensor layout put in each frame's metadata: auto (Bayer pixel formats: polar_rggb, else polar_mono)", oneOf({"auto", "polar_mono", "polar_rggb"}))
-        .add("bit_depth", &Params::bit_depth, "significant bits; 0: from the pixel format", intIn(0, 16));
+        .add("bit_depth", &Params::bit_depth, "significant bits; 0: from the pixel format", intIn(0, 16))
+        .add("startup_wait_s", &Params::startup_wait_s,
+             "at start, wait this long for a camera that is not there yet (a PoE camera booting), saying so every 5 s; -1: for ever, 0: fail at once",
+             numberIn(-1, 1e9));
     return schema;
   }
 
@@ -75,7 +104,18 @@ class AravisSource : public Source {
 
   void setup(PortSetup& ports) override {
     try {
-      open();
+      switch (ports.devices()) {
+        case PortSetup::Devices::none:
+          if (!declareFromConfig(ports)) return;
+          break;
+        case PortSetup::Devices::readOnly:
+          probe();
+          if (!declareFromConfig(ports)) return;
+          break;
+        case PortSetup::Devices::use:
+          openWhenThere();
+          break;
+      }
     } catch (const std::exception& e) {
       ports.fail(e.what());
       return;
@@ -160,6 +200,90 @@ class AravisSource : public Source {
   }
 
  private:
+  // Under validate: the size and sample depth the config declares (pixel_format and region), without
+  // the camera. False (and the node left unchecked) when the config leaves them to the camera.
+  bool declareFromConfig(PortSetup& ports) {
+    if (p_.pixel_format.empty() || p_.region.empty()) {
+      ports.unchecked("the frame's size and pixel format come from the camera (give pixel_format and region to check the graph against them, or validate --camera)");
+      return false;
+    }
+    FormatName f = readFormatName(p_.pixel_format);
+    if (f.bits == 0) {
+      ports.unchecked("pixel_format '" + p_.pixel_format + "' does not say its bits; the camera tells (validate --camera)");
+      return false;
+    }
+    if (f.processed || f.packed || f.bits > 16)
+      throw std::runtime_error("pixel_format '" + p_.pixel_format + "': " + refusal(p_.pixel_format, f));
+    width_ = p_.region[2];
+    height_ = p_.region[3];
+    depth_ = f.bits <= 8 ? Depth::u8 : Depth::u16;
+    return true;
+  }
+
+  // Why a format is not taken, and what to choose instead.
+  static std::string refusal(const std::string& name, const FormatName& f) {
+    if (f.processed) return name + " is processed in the camera (angles, Stokes, DoLP or AoLP), not a raw mosaic; choose the raw format (Mono8, Mono12, Mono16, PolarizeMono8, BayerRG8, BayerRG12, ...)";
+    if (f.packed) return name + " is packed; choose its unpacked form (" + name.substr(0, name.find_last_of("0123456789") + 1) + ")";
+    return name + " has " + std::to_string(f.bits) + " bits a sample; polarpipe takes 8 to 16";
+  }
+
+  // validate --camera: the camera opened and read, nothing set. The pixel format must be one it
+  // offers, the region must fit its sensor, every feature must exist.
+  void probe() {
+    id_ = resolveCamera(p_.camera);
+    GError* error = nullptr;
+    ArvCamera* camera = arv_camera_new(id_.c_str(), &error);
+    if (!camera) throw std::runtime_error("cannot open camera " + id_ + ": " + errorText(error));
+    std::unique_ptr<ArvCamera, decltype(&g_object_unref)> owned(camera, &g_object_unref);
+    if (!p_.pixel_format.empty()) {
+      guint n = 0;
+      const char** formats = arv_camera_dup_available_pixel_formats_as_strings(camera, &n, nullptr);
+      std::string available;
+      bool offered = false;
+      for (guint i = 0; formats && i < n; ++i) {
+        available += (i ? ", " : "") + std::string(formats[i]);
+        offered = offered || p_.pixel_format == formats[i];
+      }
+      g_free(formats);
+      if (!offered) throw std::runtime_error("camera " + id_ + " does not offer PixelFormat '" + p_.pixel_format + "' (it offers: " + available + ")");
+    }
+    if (!p_.region.empty()) {
+      gint sensorWidth = 0, sensorHeight = 0;
+      arv_camera_get_sensor_size(camera, &sensorWidth, &sensorHeight, &error);
+      if (error) throw std::runtime_error("camera " + id_ + ": cannot read the sensor size: " + errorText(error));
+      if (p_.region[0] + p_.region[2] > sensorWidth || p_.region[1] + p_.region[3] > sensorHeight)
+        throw std::runtime_error("camera " + id_ + ": region [" + std::to_string(p_.region[0]) + ", " + std::to_string(p_.region[1]) + ", " +
+                                 std::to_string(p_.region[2]) + ", " + std::to_string(p_.region[3]) + "] does not fit its " + std::to_string(sensorWidth) + "x" +
+                                 std::to_string(sensorHeight) + " sensor");
+    }
+    ArvDevice* device = arv_camera_get_device(camera);
+    for (const auto& [name, value] : p_.features)
+      if (!arv_device_get_feature(device, name.c_str())) throw std::runtime_error("camera " + id_ + " has no feature '" + name + "'");
+  }
+
+  // run: a camera that is not there yet (a PoE camera boots after the Jetson) is waited for,
+  // startup_wait_s (-1: for ever), with a line every 5 s; anything else it says is an error at once.
+  void openWhenThere() {
+    auto started = Clock::now();
+    std::optional<Clock::time_point> said;  // the last "waiting" line
+    for (;;) {
+      try {
+        open();
+        if (said) spdlog::info("camera {} is there after {:.1f} s", id_, std::chrono::duration<double>(Clock::now() - started).count());
+        return;
+      } catch (const CameraNotFound& e) {
+        double waited = std::chrono::duration<double>(Clock::now() - started).count();
+        if (p_.startup_wait_s >= 0 && waited >= p_.startup_wait_s)
+          throw std::runtime_error(std::string(e.what()) + (p_.startup_wait_s > 0 ? " (waited " + toText(p_.startup_wait_s) + " s: startup_wait_s)" : ""));
+        if (!said || Clock::now() - *said >= std::chrono::seconds(5)) {
+          spdlog::warn("{}; waiting for it ({:.0f} s so far{})", e.what(), waited, p_.startup_wait_s < 0 ? ", for ever: startup_wait_s" : "");
+          said = Clock::now();
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      }
+    }
+  }
+
   // Opens and configures the camera; every rejected setting names the feature and the camera.
   void open() {
     id_ = resolveCamera(p_.camera);
@@ -228,9 +352,10 @@ class AravisSource : public Source {
     const char* formatName = arv_camera_get_pixel_format_as_string(camera_, nullptr);
     std::string name = formatName ? formatName : "?";
     int bits = ARV_PIXEL_FORMAT_BIT_PER_PIXEL(format);
-    if (bits != 8 && bits != 16)
-      throw std::runtime_error("camera " + id_ + ": PixelFormat " + name + " has " + std::to_string(bits) +
-                               " bits a pixel; polarpipe takes one sample of 8 or 16 bits (Mono8, Mono12, Mono16, Polarize*8/12/16)");
+    FormatName named = readFormatName(name);
+    if (named.processed || (bits != 8 && bits != 16))
+      throw std::runtime_error("camera " + id_ + ": PixelFormat " + name + ": " +
+                               refusal(name, named.processed ? named : FormatName{bits, bits % 8 != 0, false}));
     depth_ = bits == 8 ? Depth::u8 : Depth::u16;
     size_t payload = arv_camera_get_payload(camera_, &error);
     check("cannot read the payload size");

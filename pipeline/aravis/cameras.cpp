@@ -61,7 +61,7 @@ std::string resolveCamera(const std::string& wanted) {
   if (isIpAddress(wanted)) return wanted;
   std::string found;
   for (const CameraInfo& c : cameras) found += (found.empty() ? "" : ", ") + c.id + " (" + c.address + ")";
-  throw std::runtime_error(wanted.empty() ? "no camera found (is it powered, on this subnet, and the network tuned? see deploy/README.md)"
+  throw CameraNotFound(wanted.empty() ? "no camera found (is it powered, on this subnet, and the network tuned? see deploy/README.md)"
                                           : "no camera '" + wanted + "' (by id, serial, IP or MAC); found: " + (found.empty() ? "none" : found));
 }
 

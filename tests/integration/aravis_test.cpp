@@ -3,8 +3,10 @@
 #include <arv.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "pipeline/graph.hpp"
@@ -12,6 +14,7 @@
 #include "stages/demosaic/synth.hpp"
 #include "stages/register.hpp"
 #include "tests/graph_support.hpp"
+#include "tests/process_support.hpp"
 
 namespace pp {
 namespace {
@@ -231,7 +234,7 @@ TEST(Aravis, AMissingCameraOrARejectedSettingIsAClearError) {
   struct Case {
     std::string extra, camera, expected;
   } cases[] = {
-      {"", "NoSuchCamera", "no camera 'NoSuchCamera'"},
+      {", startup_wait_s: 0", "NoSuchCamera", "no camera 'NoSuchCamera'"},
       {", features: {NoSuchFeature: 1}", "PPTEST5", "has no feature 'NoSuchFeature'"},
       {", features: {TriggerMode: Sideways}", "PPTEST5", "feature TriggerMode = 'Sideways' rejected"},
   };
@@ -249,6 +252,13 @@ TEST(Aravis, AMissingCameraOrARejectedSettingIsAClearError) {
   EXPECT_NE(d.text().find("Aravis-Fake-PPTEST5"), std::string::npos) << "the error names the camera: " << d.text();
 }
 
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 std::string runCli(const std::string& arguments, int& status) {
   FILE* out = popen(((test::binaryDir() / "bin/polarpipe").string() + " " + arguments + " 2>&1").c_str(), "r");
   std::string text;
@@ -256,6 +266,61 @@ std::string runCli(const std::string& arguments, int& status) {
   while (out && fgets(line, sizeof line, out)) text += line;
   status = out ? pclose(out) : -1;
   return text;
+}
+
+// validate touches no camera: with no camera on the network it passes, saying what only the camera
+// could tell; with pixel_format and region in the config the graph is checked against them; with
+// --camera it reads the camera (and a format the camera does not offer is an error), changing nothing.
+TEST(Aravis, ValidateChecksACameraConfigWithoutTheCamera) {
+  test::TempDir dir;
+  std::string config = dir / "camera.yaml";
+  std::ofstream(config) << "sources:\n  - {name: cam, type: aravis, params: {camera: PPVALID}}\n"
+                           "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_mono, outputs: [s0]}}\n"
+                           "sinks:\n  - {name: out, type: image_writer, inputs: {s0: polar.s0}, params: {dir: out}}\n";
+  int status = 0;
+  std::string text = runCli("validate " + config, status);
+  EXPECT_EQ(status, 0) << text;
+  EXPECT_NE(text.find("sources.cam: not checked: the frame's size and pixel format come from the camera"), std::string::npos) << text;
+  EXPECT_NE(text.find("OK as far as it could be checked"), std::string::npos) << text;
+
+  text = runCli("validate " + config + " --set sources.cam.params.pixel_format=Mono8 --set 'sources.cam.params.region=[0, 0, 512, 480]'", status);
+  EXPECT_EQ(status, 0) << text;
+  EXPECT_NE(text.find(": OK"), std::string::npos) << text;
+  EXPECT_NE(text.find("s0 [u8x1 256x240]"), std::string::npos) << "the graph checked against the declared size: " << text;
+
+  text = runCli("validate " + config + " --set sources.cam.params.pixel_format=PolarizedDolp_Mono8 --set 'sources.cam.params.region=[0, 0, 512, 480]'", status);
+  EXPECT_EQ(WEXITSTATUS(status), 2) << text;
+  EXPECT_NE(text.find("processed in the camera"), std::string::npos) << "a processed format is never taken as a mosaic: " << text;
+
+  FakeCamera fake("127.0.0.1", "PPVALID");
+  text = runCli("validate " + config + " --camera --set sources.cam.params.pixel_format=Mono12p", status);
+  EXPECT_EQ(WEXITSTATUS(status), 2) << text;
+  EXPECT_NE(text.find("does not offer PixelFormat 'Mono12p'"), std::string::npos) << text;
+  text = runCli("validate " + config + " --camera --set sources.cam.params.pixel_format=Mono8 --set 'sources.cam.params.region=[0, 0, 512, 480]'", status);
+  EXPECT_EQ(status, 0) << text;
+  EXPECT_NE(text.find(": OK"), std::string::npos) << text;
+}
+
+// A PoE camera boots after the Jetson: `run` started 5 s before the camera waits for it (saying so)
+// and then runs.
+TEST(Aravis, RunWaitsForACameraThatIsNotThereYet) {
+  test::TempDir dir;
+  std::string config = dir / "camera.yaml";
+  std::ofstream(config) << "sources:\n" << cameraSource("cam", "PPLATE") << "sinks:\n  - {name: out, type: image_writer, inputs: {raw: cam.raw}, params: {dir: frames}}\n";
+  Child run = spawn({(test::binaryDir() / "bin/polarpipe").string(), "run", config, "--frames", "10"}, dir);
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  ASSERT_EQ(waitpid(run.pid, nullptr, WNOHANG), 0) << "run gave up before the camera came: " << slurp(run.err);
+  FakeCamera fake("127.0.0.1", "PPLATE");
+  EXPECT_EQ(waitFor(run, std::chrono::seconds(60)), 0) << slurp(run.err);
+  EXPECT_NE(slurp(run.err).find("no camera 'PPLATE'"), std::string::npos) << "it said what it waited for: " << slurp(run.err);
+  EXPECT_NE(slurp(run.err).find("waiting for it"), std::string::npos) << slurp(run.err);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path() / "frames"), std::filesystem::directory_iterator{}), 10);
+
+  // startup_wait_s: 0 fails at once.
+  int status = 0;
+  std::string text = runCli("run " + config + " --set sources.cam.params.camera=PPNEVER --set sources.cam.params.startup_wait_s=0", status);
+  EXPECT_EQ(WEXITSTATUS(status), 2) << text;
+  EXPECT_NE(text.find("no camera 'PPNEVER'"), std::string::npos) << text;
 }
 
 // The shipped camera configs run against the fake camera (serving BayerRG8 frames).
