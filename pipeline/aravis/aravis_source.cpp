@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cctype>
+#include <cmath>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -25,6 +26,9 @@ struct AravisParams {
   std::vector<int> region;
   double exposure_us = 0, gain = -1, frame_rate = 0;
   std::string trigger = "keep";
+  double trigger_rate_hz = 0;
+  std::string trigger_activation;
+  double trigger_delay_us = -1;
   TextMap features;
   int packet_size = 0;
   int socket_buffer_kb = 0;
@@ -80,7 +84,12 @@ class AravisSource : public Source {
         .add("exposure_us", &Params::exposure_us, "ExposureTime in microseconds; 0: keep", numberIn(0, 1e8))
         .add("gain", &Params::gain, "Gain; -1: keep", numberIn(-1, 1000))
         .add("frame_rate", &Params::frame_rate, "AcquisitionFrameRate; 0: keep", numberIn(0, 10000))
-        .add("trigger", &Params::trigger, "keep, off (free running), software, or a TriggerSource such as Line0")
+        .add("trigger", &Params::trigger, "keep, off (free running), software (polarpipe fires it at trigger_rate_hz), or a TriggerSource such as Line0")
+        .add("trigger_rate_hz", &Params::trigger_rate_hz,
+             "trigger: software: triggers a second, paced by the clock (a trigger due while every buffer is in the graph is skipped, counted); 0: frame_rate",
+             numberIn(0, 10000))
+        .add("trigger_activation", &Params::trigger_activation, "hardware trigger: TriggerActivation (RisingEdge, FallingEdge, ...); empty: keep")
+        .add("trigger_delay_us", &Params::trigger_delay_us, "hardware trigger: TriggerDelay in microseconds; -1: keep", numberIn(-1, 1e7))
         .add("features", &Params::features, "any other GenICam features, set in order after the above: {Name: value}")
         .add("packet_size", &Params::packet_size, "GigE packet size in bytes; 0: the largest the path carries (negotiated)", intIn(0, 16384))
         .add("socket_buffer_kb", &Params::socket_buffer_kb, "GigE receive socket buffer; 0: sized by Aravis from the frame", intIn(0, 1 << 20))
@@ -98,7 +107,12 @@ class AravisSource : public Source {
     return schema;
   }
 
-  AravisSource(const Params& p, ParamContext& ctx) : p_(p) {}
+  AravisSource(const Params& p, ParamContext& ctx) : p_(p) {
+    if (p.trigger == "software" && p.trigger_rate_hz <= 0 && p.frame_rate <= 0)
+      ctx.error("trigger: software needs trigger_rate_hz (or frame_rate): polarpipe fires the triggers");
+    if (p.trigger == "software" || p.trigger == "off" || p.trigger == "keep")
+      if (!p.trigger_activation.empty() || p.trigger_delay_us >= 0) ctx.error("trigger_activation and trigger_delay_us are for a hardware trigger (trigger: Line0, ...)");
+  }
 
   ~AravisSource() override { close(); }
 
@@ -157,6 +171,7 @@ class AravisSource : public Source {
         arv_camera_start_acquisition(camera_, &error);
         if (error) throw std::runtime_error("camera " + id_ + ": cannot start acquisition: " + errorText(error));
         acquiring_ = true;
+        if (p_.trigger == "software") startTriggers();
       }
       ArvBuffer* buffer = arv_stream_timeout_pop_buffer(stream_, 100000);
       updateStatistics();
@@ -196,7 +211,9 @@ class AravisSource : public Source {
             {"camera_missing_packets", "GigE packets that never arrived.", &missingPackets_},
             {"camera_resent_packets", "GigE packets the camera resent on request.", &resentPackets_},
             {"camera_timeouts", "Frames given up on after frame_retention_ms.", &timeouts_},
-            {"camera_reconnects", "Times the camera was lost and opened again.", &reconnects_}};
+            {"camera_reconnects", "Times the camera was lost and opened again.", &reconnects_},
+            {"camera_triggers", "Software triggers sent to the camera.", &triggers_},
+            {"camera_triggers_skipped", "Software triggers not sent because every buffer was in the graph.", &triggersSkipped_}};
   }
 
  private:
@@ -317,9 +334,15 @@ class AravisSource : public Source {
       arv_camera_set_gain(camera_, p_.gain, &error);
       check("Gain " + toText(p_.gain) + " rejected");
     }
+    ArvDevice* device = arv_camera_get_device(camera_);
     if (p_.frame_rate > 0) {
-      arv_camera_set_frame_rate(camera_, p_.frame_rate, &error);
-      check("AcquisitionFrameRate " + toText(p_.frame_rate) + " rejected");
+      // Through the features: arv_camera_set_frame_rate also turns every trigger off.
+      if (arv_device_get_feature(device, "AcquisitionFrameRateEnable")) {
+        arv_device_set_boolean_feature_value(device, "AcquisitionFrameRateEnable", TRUE, &error);
+        check("AcquisitionFrameRateEnable rejected");
+      }
+      arv_device_set_float_feature_value(device, frameRateFeature(device), p_.frame_rate, &error);
+      check(std::string(frameRateFeature(device)) + " " + toText(p_.frame_rate) + " rejected");
     }
     if (p_.trigger == "off") {
       arv_camera_clear_triggers(camera_, &error);
@@ -330,8 +353,16 @@ class AravisSource : public Source {
     } else if (p_.trigger != "keep") {
       arv_camera_set_trigger(camera_, p_.trigger.c_str(), &error);
       check("TriggerSource '" + p_.trigger + "' rejected");
+      if (!p_.trigger_activation.empty()) {
+        arv_device_set_string_feature_value(device, "TriggerActivation", p_.trigger_activation.c_str(), &error);
+        check("TriggerActivation '" + p_.trigger_activation + "' rejected");
+      }
+      if (p_.trigger_delay_us >= 0) {
+        const char* delay = arv_device_get_feature(device, "TriggerDelay") ? "TriggerDelay" : "TriggerDelayAbs";
+        arv_device_set_float_feature_value(device, delay, p_.trigger_delay_us, &error);
+        check(std::string(delay) + " " + toText(p_.trigger_delay_us) + " rejected");
+      }
     }
-    ArvDevice* device = arv_camera_get_device(camera_);
     for (const auto& [name, value] : p_.features) {
       if (!arv_device_get_feature(device, name.c_str())) throw std::runtime_error("camera " + id_ + " has no feature '" + name + "'");
       arv_device_set_features_from_string(device, (name + "=" + value).c_str(), &error);
@@ -368,7 +399,50 @@ class AravisSource : public Source {
     exposureUs_ = arv_camera_get_exposure_time(camera_, nullptr);
     gain_ = arv_camera_get_gain(camera_, nullptr);
     lostHandler_ = g_signal_connect(device, "control-lost", G_CALLBACK(+[](ArvDevice*, gpointer self) { static_cast<AravisSource*>(self)->lost_ = true; }), this);
-    spdlog::info("camera {}: {} {}x{}, {} ({}-bit), exposure {} us, gain {}", id_, name, width_, height_, mosaic_, bitDepth_, exposureUs_, gain_);
+    double rate = arv_device_get_float_feature_value(device, frameRateFeature(device), nullptr);
+    const char* triggerMode = arv_device_get_string_feature_value(device, "TriggerMode", nullptr);
+    const char* triggerSource = arv_device_get_string_feature_value(device, "TriggerSource", nullptr);
+    std::string triggered = triggerMode && std::string(triggerMode) == "On" ? std::string("triggered by ") + (triggerSource ? triggerSource : "?") : "free running";
+    spdlog::info("camera {}: {} {}x{}, {} ({}-bit), exposure {} us, gain {}, {} at {:.3g} frames/s", id_, name, width_, height_, mosaic_, bitDepth_, exposureUs_,
+                 gain_, triggered, rate);
+    if (p_.frame_rate > 0 && std::abs(rate - p_.frame_rate) > 0.01 * p_.frame_rate)
+      spdlog::warn("camera {}: frame_rate {} asked, the camera runs at {:.4g} frames/s (its limit at this exposure and size)", id_, p_.frame_rate, rate);
+  }
+
+  static const char* frameRateFeature(ArvDevice* device) {
+    return arv_device_get_feature(device, "AcquisitionFrameRate") ? "AcquisitionFrameRate" : "AcquisitionFrameRateAbs";
+  }
+
+  // trigger: software: one trigger every 1 / rate s on a steady clock, while acquiring. A trigger due
+  // while every buffer is in the graph would make a frame with nowhere to land: skipped, counted.
+  void startTriggers() {
+    double rate = p_.trigger_rate_hz > 0 ? p_.trigger_rate_hz : p_.frame_rate;
+    triggering_ = true;
+    triggerThread_ = std::thread([this, period = std::chrono::duration<double>(1.0 / rate)] {
+      auto next = Clock::now();
+      while (triggering_) {
+        bool freeBuffer = false;
+        {
+          std::lock_guard lock(mutex_);
+          for (bool held : inGraph_) freeBuffer = freeBuffer || !held;
+        }
+        if (freeBuffer) {
+          GError* error = nullptr;
+          arv_camera_software_trigger(camera_, &error);
+          if (error) spdlog::warn("camera {}: software trigger failed: {}", id_, errorText(error));
+          else ++triggers_;
+        } else {
+          ++triggersSkipped_;
+        }
+        next += std::chrono::duration_cast<Clock::duration>(period);
+        while (triggering_ && Clock::now() < next) std::this_thread::sleep_for(std::min<Clock::duration>(next - Clock::now(), std::chrono::milliseconds(20)));
+      }
+    });
+  }
+
+  void stopTriggers() {
+    triggering_ = false;
+    if (triggerThread_.joinable()) triggerThread_.join();
   }
 
   // Caller holds mutex_. A new stream gets every buffer the graph is not holding.
@@ -402,6 +476,7 @@ class AravisSource : public Source {
   }
 
   void close() {
+    stopTriggers();
     std::lock_guard lock(mutex_);
     if (camera_ && acquiring_) arv_camera_stop_acquisition(camera_, nullptr);
     acquiring_ = false;
@@ -457,7 +532,9 @@ class AravisSource : public Source {
   std::vector<ArvBuffer*> buffers_; // per buffer set: its Aravis buffer
   std::vector<bool> inGraph_;       // per buffer set: held by the graph
   std::array<uint64_t, 2> statisticsBase_{};
-  std::atomic<uint64_t> completed_{0}, incomplete_{0}, missingPackets_{0}, resentPackets_{0}, timeouts_{0}, reconnects_{0};
+  std::atomic<uint64_t> completed_{0}, incomplete_{0}, missingPackets_{0}, resentPackets_{0}, timeouts_{0}, reconnects_{0}, triggers_{0}, triggersSkipped_{0};
+  std::atomic<bool> triggering_{false};
+  std::thread triggerThread_;
 };
 
 }  // namespace

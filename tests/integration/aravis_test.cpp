@@ -59,6 +59,7 @@ class FakeCamera {
   }
   ~FakeCamera() { g_object_unref(camera_); }
   bool running() const { return arv_gv_fake_camera_is_running(camera_); }
+  bool softwareTriggered() const { return arv_fake_camera_is_in_software_trigger_mode(arv_gv_fake_camera_get_fake_camera(camera_)); }
 
  private:
   static void fill(ArvBuffer* buffer, void* self, guint32, guint32, ArvPixelFormat) {
@@ -266,6 +267,43 @@ std::string runCli(const std::string& arguments, int& status) {
   while (out && fgets(line, sizeof line, out)) text += line;
   status = out ? pclose(out) : -1;
   return text;
+}
+
+// trigger: software fires: the camera (free running it would send 100 frames/s) sends one frame a
+// trigger, ten a second, and each frame is counted against the triggers sent.
+TEST(Aravis, SoftwareTriggersMakeTheFrames) {
+  FakeCamera fake("127.0.0.1", "PPTRIG");
+  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPTRIG", ", trigger: software, trigger_rate_hz: 10") +
+                                          "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: triggered}}\n");
+  ASSERT_TRUE(graph);
+  std::thread running([&] { graph->run(); });
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  graph->stop();
+  running.join();
+  uint64_t triggers = counter(*graph, "camera_triggers"), frames = counter(*graph, "camera_frames");
+  EXPECT_GE(triggers, 20u) << graph->metrics().table();
+  EXPECT_LE(triggers, 40u) << "paced at 10 a second: " << graph->metrics().table();
+  EXPECT_LE(frames, triggers) << "no frame without a trigger: " << graph->metrics().table();
+  EXPECT_GE(frames + 2, triggers) << "a frame for each trigger (the last may be on its way): " << graph->metrics().table();
+  expectServedFrames(kept("triggered"), "raw");
+}
+
+// trigger: keep with a frame_rate keeps the trigger the camera was set up with (Aravis'
+// arv_camera_set_frame_rate turns every trigger off).
+TEST(Aravis, AFrameRateKeepsTheCamerasTrigger) {
+  FakeCamera fake("127.0.0.1", "PPKEEP");
+  {
+    GError* error = nullptr;
+    ArvCamera* camera = arv_camera_new("Aravis-Fake-PPKEEP", &error);
+    ASSERT_TRUE(camera) << (error ? error->message : "");
+    arv_camera_set_trigger(camera, "Software", &error);
+    ASSERT_FALSE(error) << error->message;
+    g_object_unref(camera);
+  }
+  ASSERT_TRUE(fake.softwareTriggered());
+  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPKEEP") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n");
+  ASSERT_TRUE(graph);
+  EXPECT_TRUE(fake.softwareTriggered()) << "frame_rate: 100 with trigger: keep left the trigger on";
 }
 
 // validate touches no camera: with no camera on the network it passes, saying what only the camera
