@@ -65,6 +65,11 @@ FormatName readFormatName(const std::string& name) {
   return f;
 }
 
+// A camera that came back set up differently from the one the graph's buffers were made for.
+struct CameraChanged : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 std::string errorText(GError*& error) {
   std::string text = error ? error->message : "unknown error";
   g_clear_error(&error);
@@ -178,6 +183,7 @@ class AravisSource : public Source {
       if (!buffer) continue;
       size_t set = GPOINTER_TO_SIZE(arv_buffer_get_user_data(buffer));
       ArvBufferStatus status = arv_buffer_get_status(buffer);
+      countFrameGap(arv_buffer_get_frame_id(buffer));
       if (status != ARV_BUFFER_STATUS_SUCCESS) {
         ++incomplete_;
         if (status == ARV_BUFFER_STATUS_TIMEOUT) ++timeouts_;
@@ -212,6 +218,8 @@ class AravisSource : public Source {
             {"camera_resent_packets", "GigE packets the camera resent on request.", &resentPackets_},
             {"camera_timeouts", "Frames given up on after frame_retention_ms.", &timeouts_},
             {"camera_reconnects", "Times the camera was lost and opened again.", &reconnects_},
+            {"camera_underruns", "Frames the stream had no free buffer for (the graph held them all).", &underruns_},
+            {"camera_frame_gaps", "Frames the camera numbered that never arrived (gaps in the frame id).", &frameGaps_},
             {"camera_triggers", "Software triggers sent to the camera.", &triggers_},
             {"camera_triggers_skipped", "Software triggers not sent because every buffer was in the graph.", &triggersSkipped_}};
   }
@@ -396,6 +404,7 @@ class AravisSource : public Source {
                                std::to_string(height_) + " image (" + std::to_string(frameBytes) + "); turn chunk data off (ChunkModeActive)");
     mosaic_ = p_.mosaic != "auto" ? p_.mosaic : name.find("Bayer") != std::string::npos ? "polar_rggb" : "polar_mono";
     bitDepth_ = p_.bit_depth ? p_.bit_depth : name.find("12") != std::string::npos ? 12 : name.find("10") != std::string::npos ? 10 : bits;
+    checkLayout(device, x, y);
     exposureUs_ = arv_camera_get_exposure_time(camera_, nullptr);
     gain_ = arv_camera_get_gain(camera_, nullptr);
     lostHandler_ = g_signal_connect(device, "control-lost", G_CALLBACK(+[](ArvDevice*, gpointer self) { static_cast<AravisSource*>(self)->lost_ = true; }), this);
@@ -407,6 +416,27 @@ class AravisSource : public Source {
                  gain_, triggered, rate);
     if (p_.frame_rate > 0 && std::abs(rate - p_.frame_rate) > 0.01 * p_.frame_rate)
       spdlog::warn("camera {}: frame_rate {} asked, the camera runs at {:.4g} frames/s (its limit at this exposure and size)", id_, p_.frame_rate, rate);
+  }
+
+  // The polarizer pattern repeats every 2 pixels (mono) or 4 (colour: 2x2 angles on each Bayer
+  // colour): a region offset off that period, a mirrored readout, binning or decimation changes
+  // which angle lands where, or mixes them. Refused, with what to change.
+  void checkLayout(ArvDevice* device, int offsetX, int offsetY) {
+    int period = mosaic_ == "polar_rggb" ? 4 : 2;
+    if (offsetX % period || offsetY % period)
+      throw std::runtime_error("camera " + id_ + ": region offset (" + std::to_string(offsetX) + ", " + std::to_string(offsetY) + ") is not a multiple of " +
+                               std::to_string(period) + ", the " + mosaic_ + " pattern's period: the angles would be read in the wrong places (choose OffsetX and OffsetY in steps of " +
+                               std::to_string(period) + ")");
+    for (const char* mirror : {"ReverseX", "ReverseY"})
+      if (arv_device_get_feature(device, mirror) && arv_device_get_boolean_feature_value(device, mirror, nullptr))
+        throw std::runtime_error("camera " + id_ + ": " + mirror + " is on: a mirrored readout swaps the polarizer angles (set " + mirror + " false)");
+    for (const char* mixing : {"BinningHorizontal", "BinningVertical", "DecimationHorizontal", "DecimationVertical"})
+      if (arv_device_get_feature(device, mixing)) {
+        gint64 factor = arv_device_get_integer_feature_value(device, mixing, nullptr);
+        if (factor > 1)
+          throw std::runtime_error("camera " + id_ + ": " + mixing + " is " + std::to_string(factor) +
+                                   ": binning and decimation mix or skip polarizer pixels (set it to 1; demosaic to half resolution instead)");
+      }
   }
 
   static const char* frameRateFeature(ArvDevice* device) {
@@ -464,11 +494,23 @@ class AravisSource : public Source {
       buffers_[i] = arv_buffer_new_full(images_[i]->bytes(), images_[i]->data(), GSIZE_TO_POINTER(i), nullptr);
       arv_stream_push_buffer(stream_, buffers_[i]);
     }
-    statisticsBase_ = {missingPackets_.load(), resentPackets_.load()};
+    statisticsBase_ = {missingPackets_.load(), resentPackets_.load(), underruns_.load()};
+    lastFrameId_.reset();
+  }
+
+  // Frames the camera numbered but that never arrived (lost whole, or no buffer was free). An id
+  // that goes back (a camera restarted, a 16-bit block id wrapping) starts counting again.
+  void countFrameGap(guint64 id) {
+    if (lastFrameId_ && id > *lastFrameId_ + 1) frameGaps_ += id - *lastFrameId_ - 1;
+    lastFrameId_ = id;
   }
 
   void updateStatistics() {
-    if (!stream_ || !ARV_IS_GV_STREAM(stream_)) return;
+    if (!stream_) return;
+    guint64 completed = 0, failures = 0, underruns = 0;
+    arv_stream_get_statistics(stream_, &completed, &failures, &underruns);
+    underruns_ = statisticsBase_[2] + underruns;
+    if (!ARV_IS_GV_STREAM(stream_)) return;
     guint64 resent = 0, missing = 0;
     arv_gv_stream_get_statistics(ARV_GV_STREAM(stream_), &resent, &missing);
     missingPackets_ = statisticsBase_[0] + missing;
@@ -494,8 +536,14 @@ class AravisSource : public Source {
     auto lostAt = Clock::now();
     auto wait = std::chrono::milliseconds(250);
     while (!stopping()) {
+      int width = width_, height = height_;
+      Depth depth = depth_;
       try {
         open();
+        if (width_ != width || height_ != height || depth_ != depth)
+          throw CameraChanged("camera " + id_ + " came back with " + std::to_string(width_) + "x" + std::to_string(height_) + " " + toString(Format{depth_, 1}) +
+                                 " frames, but the graph was built for " + std::to_string(width) + "x" + std::to_string(height) + " " + toString(Format{depth, 1}) +
+                                 " (set region and pixel_format in the config, so that a camera that comes back is set up the same)");
         {
           std::lock_guard lock(mutex_);
           startStream();
@@ -504,9 +552,14 @@ class AravisSource : public Source {
         ++reconnects_;
         spdlog::info("camera {} back after {:.1f} s", id_, std::chrono::duration<double>(Clock::now() - lostAt).count());
         return;
+      } catch (const CameraChanged&) {
+        close();
+        width_ = width, height_ = height, depth_ = depth;
+        throw;
       } catch (const std::exception& e) {
         spdlog::debug("camera {} not back yet: {}", id_, e.what());
         close();
+        width_ = width, height_ = height, depth_ = depth;
       }
       auto until = Clock::now() + wait;
       while (Clock::now() < until && !stopping()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -531,8 +584,9 @@ class AravisSource : public Source {
   std::vector<Image*> images_;      // per buffer set: the graph's image the camera fills
   std::vector<ArvBuffer*> buffers_; // per buffer set: its Aravis buffer
   std::vector<bool> inGraph_;       // per buffer set: held by the graph
-  std::array<uint64_t, 2> statisticsBase_{};
-  std::atomic<uint64_t> completed_{0}, incomplete_{0}, missingPackets_{0}, resentPackets_{0}, timeouts_{0}, reconnects_{0}, triggers_{0}, triggersSkipped_{0};
+  std::array<uint64_t, 3> statisticsBase_{};  // counts of earlier streams (before a reconnect)
+  std::optional<guint64> lastFrameId_;
+  std::atomic<uint64_t> completed_{0}, incomplete_{0}, missingPackets_{0}, resentPackets_{0}, timeouts_{0}, reconnects_{0}, triggers_{0}, triggersSkipped_{0}, underruns_{0}, frameGaps_{0};
   std::atomic<bool> triggering_{false};
   std::thread triggerThread_;
 };

@@ -306,6 +306,74 @@ TEST(Aravis, AFrameRateKeepsTheCamerasTrigger) {
   EXPECT_TRUE(fake.softwareTriggered()) << "frame_rate: 100 with trigger: keep left the trigger on";
 }
 
+// A region offset off the mosaic's period, or binning, would change which polarizer angle lands
+// where: refused, saying what to change.
+TEST(Aravis, ALayoutThatBreaksThePolarizerPatternIsRefused) {
+  FakeCamera fake("127.0.0.1", "PPLAYOUT");
+  std::string yaml = "sources:\n" + cameraSource("cam", "PPLAYOUT") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n";
+  std::string shifted = yaml;
+  shifted.replace(shifted.find("region: [0, 0, 512, 480]"), 24, "region: [1, 0, 508, 480]");
+  Diagnostics d("test.yaml");
+  EXPECT_FALSE(buildGraph(registry(), shifted, d));
+  EXPECT_NE(d.text().find("region offset (1, 0) is not a multiple of 2, the polar_mono pattern's period"), std::string::npos) << d.text();
+  std::string binned = yaml;
+  binned.replace(binned.find("socket_buffer_kb: 4096"), 22, "socket_buffer_kb: 4096, features: {BinningHorizontal: 2}");
+  Diagnostics b("test.yaml");
+  EXPECT_FALSE(buildGraph(registry(), binned, b));
+  EXPECT_NE(b.text().find("BinningHorizontal is 2: binning and decimation mix or skip polarizer pixels"), std::string::npos) << b.text();
+}
+
+// Frames lost whole on the network (leader, data and trailer: likely for a small frame of a few
+// packets when half of all packets are lost) never reach the stream: the gaps in the camera's frame
+// ids count them, beside the incomplete ones.
+TEST(Aravis, FramesLostWholeAreCountedAsGaps) {
+  FakeCamera fake("127.0.0.1", "PPGAPS", 0.5);
+  std::string yaml = "sources:\n" + cameraSource("cam", "PPGAPS", ", packet_resend: false") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n";
+  yaml.replace(yaml.find("region: [0, 0, 512, 480]"), 24, "region: [0, 0, 64, 48]");
+  auto graph = buildGraph(registry(), yaml);
+  ASSERT_TRUE(graph);
+  std::thread running([&] { graph->run(); });
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  graph->stop();
+  running.join();
+  EXPECT_GT(counter(*graph, "camera_frame_gaps"), 0u) << graph->metrics().table();
+  EXPECT_GT(counter(*graph, "camera_frames"), 0u) << graph->metrics().table();
+}
+
+// A camera that comes back set up differently (its own default size, where the config left the
+// region to the camera) is refused with both sizes named; the graph's buffers fit the first one.
+TEST(Aravis, ACameraThatComesBackWithAnotherSizeIsRefused) {
+  auto fake = std::make_unique<FakeCamera>("127.0.0.1", "PPSIZE");
+  {
+    GError* error = nullptr;
+    ArvCamera* camera = arv_camera_new("Aravis-Fake-PPSIZE", &error);
+    ASSERT_TRUE(camera) << (error ? error->message : "");
+    arv_camera_set_region(camera, 0, 0, 512, 480, &error);
+    ASSERT_FALSE(error) << error->message;
+    g_object_unref(camera);
+  }
+  std::string yaml = "sources:\n" + cameraSource("cam", "PPSIZE") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n";
+  yaml.replace(yaml.find(", region: [0, 0, 512, 480]"), 26, "");
+  auto graph = buildGraph(registry(), yaml);
+  ASSERT_TRUE(graph);
+  std::string failure;
+  std::thread running([&] {
+    try {
+      graph->run();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  fake.reset();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  fake = std::make_unique<FakeCamera>("127.0.0.1", "PPSIZE");  // 512x512, its default
+  for (int i = 0; i < 300 && failure.empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (failure.empty()) graph->stop();
+  running.join();
+  EXPECT_NE(failure.find("came back with 512x512 u8x1 frames, but the graph was built for 512x480 u8x1"), std::string::npos) << failure;
+}
+
 // validate touches no camera: with no camera on the network it passes, saying what only the camera
 // could tell; with pixel_format and region in the config the graph is checked against them; with
 // --camera it reads the camera (and a format the camera does not offer is an error), changing nothing.

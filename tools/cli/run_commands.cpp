@@ -148,7 +148,11 @@ int printTypes(const std::vector<std::string>& names) {
       for (const auto& [name, type] : registry().all(role)) std::cout << " " << name;
       std::cout << "\n";
     }
-    std::cout << "(polarpipe types NAME... shows those alone)\n\n";
+    std::cout << "(polarpipe types NAME... shows those alone)\n";
+#if !POLARPIPE_WITH_ARAVIS
+    std::cout << "This build has no camera source (aravis): it was configured without Aravis.\n";
+#endif
+    std::cout << "\n";
   }
   for (Role role : {Role::source, Role::stage, Role::sink}) {
     bool header = false;
