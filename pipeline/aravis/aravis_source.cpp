@@ -49,6 +49,7 @@ struct AravisParams {
 struct FormatName {
   int bits = 0;  // 0: no bit count at the end of the name
   bool packed = false;
+  bool legacyPacked = false;  // GigE Vision 1 "Packed" (Mono12Packed): another bit order than PFNC's "p"
   bool processed = false;
 };
 FormatName readFormatName(const std::string& name) {
@@ -58,7 +59,7 @@ FormatName readFormatName(const std::string& name) {
   for (const char* word : {"dolp", "aolp", "stokes", "angles", "s0", "s1", "s2"})
     if (lower.find(word) != std::string::npos) f.processed = true;
   std::string stem = name;
-  if (stem.size() > 6 && stem.compare(stem.size() - 6, 6, "Packed") == 0) f.packed = true, stem.resize(stem.size() - 6);
+  if (stem.size() > 6 && stem.compare(stem.size() - 6, 6, "Packed") == 0) f.packed = f.legacyPacked = true, stem.resize(stem.size() - 6);
   else if (!stem.empty() && stem.back() == 'p') f.packed = true, stem.pop_back();
   size_t digits = stem.find_last_not_of("0123456789") + 1;
   if (digits < stem.size()) f.bits = std::stoi(stem.substr(digits));
@@ -139,11 +140,12 @@ class AravisSource : public Source {
       ports.fail(e.what());
       return;
     }
-    size_t rowBytes = static_cast<size_t>(width_) * depthBytes(depth_);
+    size_t rowBytes = this->rowBytes();
     if (rowBytes % 4)
       ports.fail("camera " + id_ + ": rows of " + std::to_string(rowBytes) + " bytes; choose a Width whose rows are a multiple of 4 bytes (region)");
-    PortSpec spec = PortSpec::image({depth_, 1}, width_, height_);
-    spec.pitch = rowBytes;  // the camera writes packed rows straight into the buffer
+    // 12-bit packed frames stay packed: a u8 plane of their bytes, unpacked by demosaic (pixel_format: mono12p).
+    PortSpec spec = PortSpec::image({depth_, 1}, static_cast<int>(rowBytes / depthBytes(depth_)), height_);
+    spec.pitch = rowBytes;  // the camera writes its rows straight into the buffer
     ports.output("raw", spec);
   }
 
@@ -237,19 +239,32 @@ class AravisSource : public Source {
       ports.unchecked("pixel_format '" + p_.pixel_format + "' does not say its bits; the camera tells (validate --camera)");
       return false;
     }
-    if (f.processed || f.packed || f.bits > 16)
-      throw std::runtime_error("pixel_format '" + p_.pixel_format + "': " + refusal(p_.pixel_format, f));
+    if (!takes(f)) throw std::runtime_error("pixel_format '" + p_.pixel_format + "': " + refusal(p_.pixel_format, f));
     width_ = p_.region[2];
     height_ = p_.region[3];
-    depth_ = f.bits <= 8 ? Depth::u8 : Depth::u16;
+    packed12_ = f.packed;
+    depth_ = f.bits <= 8 || f.packed ? Depth::u8 : Depth::u16;
     return true;
   }
+
+  // The raw formats the graph takes: one sample of 8 or 16 bits (10, 12 and 14-bit unpacked samples
+  // come in 16), or 12 bits PFNC-packed (Mono12p, PolarizeMono12p, BayerRG12p: two pixels in three
+  // bytes, lowest bits first), which demosaic unpacks as it reads.
+  static bool takes(const FormatName& f) {
+    if (f.processed) return false;
+    if (f.packed) return f.bits == 12 && !f.legacyPacked;
+    return f.bits >= 8 && f.bits <= 16 && f.bits % 2 == 0;
+  }
+
+  size_t rowBytes() const { return packed12_ ? static_cast<size_t>(width_) * 3 / 2 : static_cast<size_t>(width_) * depthBytes(depth_); }
 
   // Why a format is not taken, and what to choose instead.
   static std::string refusal(const std::string& name, const FormatName& f) {
     if (f.processed) return name + " is processed in the camera (angles, Stokes, DoLP or AoLP), not a raw mosaic; choose the raw format (Mono8, Mono12, Mono16, PolarizeMono8, BayerRG8, BayerRG12, ...)";
-    if (f.packed) return name + " is packed; choose its unpacked form (" + name.substr(0, name.find_last_of("0123456789") + 1) + ")";
-    return name + " has " + std::to_string(f.bits) + " bits a sample; polarpipe takes 8 to 16";
+    std::string stem = name.substr(0, name.find_last_of("0123456789") + 1);
+    if (f.legacyPacked) return name + " is packed the GigE Vision 1 way; choose " + stem + "p (PFNC packing) or " + stem + " (unpacked)";
+    if (f.packed) return name + " is a " + std::to_string(f.bits) + "-bit packing polarpipe does not unpack yet; choose " + stem + " (unpacked) or a 12-bit p format";
+    return name + " has " + std::to_string(f.bits) + " bits a pixel; polarpipe takes one raw sample of 8 to 16 bits, or 12 bits packed (Mono12p)";
   }
 
   // validate --camera: the camera opened and read, nothing set. The pixel format must be one it
@@ -392,13 +407,13 @@ class AravisSource : public Source {
     std::string name = formatName ? formatName : "?";
     int bits = ARV_PIXEL_FORMAT_BIT_PER_PIXEL(format);
     FormatName named = readFormatName(name);
-    if (named.processed || (bits != 8 && bits != 16))
-      throw std::runtime_error("camera " + id_ + ": PixelFormat " + name + ": " +
-                               refusal(name, named.processed ? named : FormatName{bits, bits % 8 != 0, false}));
-    depth_ = bits == 8 ? Depth::u8 : Depth::u16;
+    named.bits = bits;
+    if (!takes(named)) throw std::runtime_error("camera " + id_ + ": PixelFormat " + name + ": " + refusal(name, named));
+    depth_ = bits == 16 ? Depth::u16 : Depth::u8;
+    packed12_ = bits == 12;
     size_t payload = arv_camera_get_payload(camera_, &error);
     check("cannot read the payload size");
-    size_t frameBytes = static_cast<size_t>(width_) * static_cast<size_t>(height_) * depthBytes(depth_);
+    size_t frameBytes = rowBytes() * static_cast<size_t>(height_);
     if (payload != frameBytes)
       throw std::runtime_error("camera " + id_ + ": payload of " + std::to_string(payload) + " bytes is not one " + std::to_string(width_) + "x" +
                                std::to_string(height_) + " image (" + std::to_string(frameBytes) + "); turn chunk data off (ChunkModeActive)");
@@ -538,9 +553,10 @@ class AravisSource : public Source {
     while (!stopping()) {
       int width = width_, height = height_;
       Depth depth = depth_;
+      bool packed = packed12_;
       try {
         open();
-        if (width_ != width || height_ != height || depth_ != depth)
+        if (width_ != width || height_ != height || depth_ != depth || packed12_ != packed)
           throw CameraChanged("camera " + id_ + " came back with " + std::to_string(width_) + "x" + std::to_string(height_) + " " + toString(Format{depth_, 1}) +
                                  " frames, but the graph was built for " + std::to_string(width) + "x" + std::to_string(height) + " " + toString(Format{depth, 1}) +
                                  " (set region and pixel_format in the config, so that a camera that comes back is set up the same)");
@@ -554,12 +570,12 @@ class AravisSource : public Source {
         return;
       } catch (const CameraChanged&) {
         close();
-        width_ = width, height_ = height, depth_ = depth;
+        width_ = width, height_ = height, depth_ = depth, packed12_ = packed;
         throw;
       } catch (const std::exception& e) {
         spdlog::debug("camera {} not back yet: {}", id_, e.what());
         close();
-        width_ = width, height_ = height, depth_ = depth;
+        width_ = width, height_ = height, depth_ = depth, packed12_ = packed;
       }
       auto until = Clock::now() + wait;
       while (Clock::now() < until && !stopping()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -576,6 +592,7 @@ class AravisSource : public Source {
   bool acquiring_ = false;
   int width_ = 0, height_ = 0;
   Depth depth_ = Depth::u8;
+  bool packed12_ = false;  // 12-bit PFNC-packed frames (a u8 plane of 3 bytes a pixel pair)
   std::string mosaic_;
   int bitDepth_ = 8;
   double exposureUs_ = 0, gain_ = 0;

@@ -11,6 +11,7 @@
 
 #include "pipeline/graph.hpp"
 #include "pipeline/image_io.hpp"
+#include "stages/demosaic/demosaic.hpp"
 #include "stages/demosaic/synth.hpp"
 #include "stages/register.hpp"
 #include "tests/graph_support.hpp"
@@ -49,11 +50,45 @@ std::vector<uint8_t> expectedFrame(uint64_t index) {
   return bytes;
 }
 
+// Frame `index` as 12-bit samples (the mosaic x 16 plus a ramp in the low bits) packed the PFNC way
+// (Mono12p: two pixels in three bytes, lowest bits first), width x height pixels of the mosaic.
+std::vector<uint8_t> packedFrame(uint64_t index, int width, int height) {
+  const Image& m = mosaics()[index % mosaics().size()];
+  std::vector<uint8_t> bytes(static_cast<size_t>(width) * height * 3 / 2);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; x += 2) {
+      auto sample = [&](int xx) { return (m.view<uint8_t>().at(xx % m.width(), y % m.height()) << 4) | ((xx + y + static_cast<int>(index)) & 15); };
+      int a = sample(x), b = sample(x + 1);
+      uint8_t* p = bytes.data() + (static_cast<size_t>(y) * width + x) / 2 * 3;
+      p[0] = static_cast<uint8_t>(a & 0xFF), p[1] = static_cast<uint8_t>((a >> 8) | ((b & 0x0F) << 4)), p[2] = static_cast<uint8_t>(b >> 4);
+    }
+  return bytes;
+}
+
+// Aravis' fake camera's GenICam XML with the 12-bit PFNC packed formats of polarization cameras
+// added to its PixelFormat (Mono12p 0x010C0047, BayerRG12p 0x010C0059); its PayloadSize formula
+// already counts bits a pixel.
+std::string polarizationCameraXml(const test::TempDir& dir) {
+  ArvFakeCamera* model = arv_fake_camera_new("model");
+  size_t size = 0;
+  std::string xml(arv_fake_camera_get_genicam_xml(model, &size));
+  g_object_unref(model);
+  std::string entries = "<EnumEntry Name=\"Mono12p\" NameSpace=\"Standard\"><Value>17563719</Value></EnumEntry>"
+                        "<EnumEntry Name=\"BayerRG12p\" NameSpace=\"Standard\"><Value>17563737</Value></EnumEntry>";
+  auto at = xml.find("<pValue>PixelFormatRegister</pValue>");
+  EXPECT_NE(at, std::string::npos);
+  xml.insert(at, entries);
+  std::string path = dir / "polarization-camera.xml";
+  std::ofstream(path) << xml;
+  return path;
+}
+
 // An in-process fake camera serving expectedFrame(0), (1), ...
 class FakeCamera {
  public:
-  FakeCamera(const std::string& address, const std::string& serial, double lostRatio = 0) {
-    camera_ = arv_gv_fake_camera_new(address.c_str(), serial.c_str());
+  // genicam: another GenICam XML for the camera (as polarizationCameraXml() writes).
+  FakeCamera(const std::string& address, const std::string& serial, double lostRatio = 0, const std::string& genicam = "") {
+    camera_ = genicam.empty() ? arv_gv_fake_camera_new(address.c_str(), serial.c_str()) : arv_gv_fake_camera_new_full(address.c_str(), serial.c_str(), genicam.c_str());
     if (lostRatio > 0) g_object_set(camera_, "gvsp-lost-ratio", lostRatio, nullptr);
     arv_fake_camera_set_fill_pattern(arv_gv_fake_camera_get_fake_camera(camera_), &FakeCamera::fill, this);
   }
@@ -62,11 +97,17 @@ class FakeCamera {
   bool softwareTriggered() const { return arv_fake_camera_is_in_software_trigger_mode(arv_gv_fake_camera_get_fake_camera(camera_)); }
 
  private:
-  static void fill(ArvBuffer* buffer, void* self, guint32, guint32, ArvPixelFormat) {
+  static void fill(ArvBuffer* buffer, void* self, guint32, guint32, ArvPixelFormat format) {
     auto* fake = static_cast<FakeCamera*>(self);
     // The buffer's filled size is set after this call; its image size is known already.
     auto* data = static_cast<uint8_t*>(const_cast<void*>(arv_buffer_get_data(buffer, nullptr)));
-    size_t size = static_cast<size_t>(arv_buffer_get_image_width(buffer)) * static_cast<size_t>(arv_buffer_get_image_height(buffer));
+    int width = arv_buffer_get_image_width(buffer), height = arv_buffer_get_image_height(buffer);
+    if (ARV_PIXEL_FORMAT_BIT_PER_PIXEL(format) == 12) {
+      auto frame = packedFrame(fake->served_++, width, height);
+      std::memcpy(data, frame.data(), frame.size());
+      return;
+    }
+    size_t size = static_cast<size_t>(width) * static_cast<size_t>(height);
     auto frame = expectedFrame(fake->served_++);
     std::memcpy(data, frame.data(), std::min(size, frame.size()));
   }
@@ -372,6 +413,40 @@ TEST(Aravis, ACameraThatComesBackWithAnotherSizeIsRefused) {
   if (failure.empty()) graph->stop();
   running.join();
   EXPECT_NE(failure.find("came back with 512x512 u8x1 frames, but the graph was built for 512x480 u8x1"), std::string::npos) << failure;
+}
+
+// 12-bit packed frames (Mono12p) land packed in the graph's buffers and demosaic unpacks them as it
+// reads: the camera path's output equals the demosaic of the same bytes from memory (as from a file).
+TEST(Aravis, PackedTwelveBitFramesAreDemosaicedAsTheyCome) {
+  test::TempDir dir;
+  FakeCamera fake("127.0.0.1", "PP12P", 0, polarizationCameraXml(dir));
+  std::string source = cameraSource("cam", "PP12P", ", mosaic: polar_mono");
+  source.replace(source.find("Mono8"), 5, "Mono12p");
+  auto graph = buildGraph(registry(), "sources:\n" + source +
+                                          "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_mono, pixel_format: mono12p, "
+                                          "outputs: [s0, dolp]}}\n"
+                                          "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw, s0: polar.s0, dolp: polar.dolp}, params: {key: packed}}\n",
+                          6);
+  ASSERT_TRUE(graph);
+  graph->run();
+  Kept& k = kept("packed");
+  std::lock_guard lock(k.mutex);
+  ASSERT_EQ(k.planes.size(), 6u);
+  demosaic::Settings settings;
+  settings.format = polar::RawFormat::mono12p;
+  settings.mosaic = polar::Mosaic::mono;
+  for (const auto& frame : k.planes) {
+    const Image& raw = frame.at("raw");
+    ASSERT_EQ(raw.width(), kWidth * 3 / 2);
+    uint64_t index = 0;
+    for (; index < 64 && std::memcmp(packedFrame(index, kWidth, kHeight).data(), raw.view<uint8_t>().row(0), kWidth * 3 / 2) != 0; ++index) {
+    }
+    ASSERT_LT(index, 64u) << "the frame is one the camera packed";
+    auto expected = demosaic::runToHost(settings, raw, {"s0", "dolp"}, false);
+    EXPECT_TRUE(test::samePixels(expected.at("s0"), frame.at("s0")));
+    EXPECT_TRUE(test::samePixels(expected.at("dolp"), frame.at("dolp")));
+  }
+  EXPECT_EQ(k.planes[0].at("s0").format(), (Format{Depth::u16, 1})) << "12-bit input keeps its precision";
 }
 
 // validate touches no camera: with no camera on the network it passes, saying what only the camera
