@@ -438,6 +438,13 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& given, const Registry& r
     if (!setup.uncheckedFrom_.empty())
       unchecked.push_back(n.spec->name + " (reads " + joinList(setup.uncheckedFrom_) + ")");
   }
+  // Pairing by camera timestamp compares clocks: they must agree.
+  if (spec.pipeline.pairBy == "camera_timestamp" && g->sources.size() > 1 && g->options.devices == PortSetup::Devices::use)
+    for (size_t i : g->sources)
+      if (g->nodes[i].ok && g->nodes[i].source && !g->nodes[i].source->sharesClock())
+        d.error(g->nodes[i].spec->mark, g->nodes[i].spec->keyPath,
+                "pipeline.pair_by is camera_timestamp, but this camera's clock is its own: set ptp: true (IEEE 1588), or trigger every camera from one "
+                "hardware line (trigger: Line0), or pair_by: arrival");
   if (!unchecked.empty())
     d.note("not checked, since they read from nodes with errors or not checked: " + joinList(unchecked, "; "));
   if (!d.empty() || g->uncheckedNodes) return nullptr;

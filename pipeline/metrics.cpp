@@ -169,9 +169,10 @@ std::string Metrics::prometheus() const {
     bool first = true;
     for (const auto& [node, counter] : counters_) {
       if (counter.name != name) continue;
-      if (first) out << "# HELP polarpipe_" << name << "_total " << counter.help << "\n# TYPE polarpipe_" << name << "_total counter\n";
+      std::string family = "polarpipe_" + name + (counter.gauge ? "" : "_total");
+      if (first) out << "# HELP " << family << " " << counter.help << "\n# TYPE " << family << (counter.gauge ? " gauge\n" : " counter\n");
       first = false;
-      out << "polarpipe_" << name << "_total{node=\"" << node << "\"} " << counter.value->load() << "\n";
+      out << family << "{node=\"" << node << "\"} " << counter.value->load() << "\n";
     }
   }
   out << "# HELP polarpipe_source_unpaired_total Frames dropped because no frame of the other sources was within pair_tolerance_ms.\n# TYPE polarpipe_source_unpaired_total counter\n";

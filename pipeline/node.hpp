@@ -58,6 +58,7 @@ struct Counter {
   std::string name;  // snake_case: "encoder_dropped"
   std::string help;
   const std::atomic<uint64_t>* value;
+  bool gauge = false;  // a level that goes up and down (a clock's state), not a running count
 };
 
 class PortSetup {
@@ -135,6 +136,10 @@ class Source {
   // The graph then passes every buffer set once, before the first read; read() names the set each
   // frame is in (SourceFrame::useSet); recycle() gives a set back after its last reader finished.
   virtual bool fillsOwnBuffers() const { return false; }
+  // Whether this source's camera timestamps run on a clock the other sources' share (PTP, or one
+  // hardware trigger): pipeline.pair_by camera_timestamp needs it. Sources that stamp frames
+  // themselves share the host's.
+  virtual bool sharesClock() const { return true; }
   virtual void bindBuffers(const std::vector<BufferSetImages>& sets) {}
   virtual void recycle(size_t set) {}
 };

@@ -41,6 +41,7 @@ struct AravisParams {
   std::string mosaic = "auto";
   int bit_depth = 0;
   double startup_wait_s = -1;
+  bool ptp = false;
 };
 
 // What a PFNC pixel format name says of its samples: <Type><bits>[p|Packed], e.g. Mono8,
@@ -107,6 +108,7 @@ class AravisSource : public Source {
         .add("on_disconnect", &Params::on_disconnect, "when the camera is lost: reconnect (with backoff) or stop the pipeline", oneOf({"reconnect", "stop"}))
         .add("mosaic", &Params::mosaic, "sensor layout put in each frame's metadata: auto (Bayer pixel formats: polar_rggb, else polar_mono)", oneOf({"auto", "polar_mono", "polar_rggb"}))
         .add("bit_depth", &Params::bit_depth, "significant bits; 0: from the pixel format", intIn(0, 16))
+        .add("ptp", &Params::ptp, "IEEE 1588 (PTP) on: PtpEnable, or GevIEEE1588 on older cameras; its state and offset in the metrics (camera_ptp_*)")
         .add("startup_wait_s", &Params::startup_wait_s,
              "at start, wait this long for a camera that is not there yet (a PoE camera booting), saying so every 5 s; -1: for ever, 0: fail at once",
              numberIn(-1, 1e9));
@@ -151,6 +153,7 @@ class AravisSource : public Source {
 
   bool live() const override { return true; }
   bool fillsOwnBuffers() const override { return true; }
+  bool sharesClock() const override { return sharesClock_; }
 
   void bindBuffers(const std::vector<BufferSetImages>& sets) override {
     std::lock_guard lock(mutex_);
@@ -182,6 +185,7 @@ class AravisSource : public Source {
       }
       ArvBuffer* buffer = arv_stream_timeout_pop_buffer(stream_, 100000);
       updateStatistics();
+      if (p_.ptp && Clock::now() - ptpCheckedAt_ >= std::chrono::seconds(1)) checkPtp();
       if (!buffer) continue;
       size_t set = GPOINTER_TO_SIZE(arv_buffer_get_user_data(buffer));
       ArvBufferStatus status = arv_buffer_get_status(buffer);
@@ -222,6 +226,8 @@ class AravisSource : public Source {
             {"camera_reconnects", "Times the camera was lost and opened again.", &reconnects_},
             {"camera_underruns", "Frames the stream had no free buffer for (the graph held them all).", &underruns_},
             {"camera_frame_gaps", "Frames the camera numbered that never arrived (gaps in the frame id).", &frameGaps_},
+            {"camera_ptp_locked", "1 while the camera's PTP clock follows a master (or is the master), else 0.", &ptpLocked_, true},
+            {"camera_ptp_offset_ns", "The camera's PTP offset from its master, in ns (absolute value).", &ptpOffsetNs_, true},
             {"camera_triggers", "Software triggers sent to the camera.", &triggers_},
             {"camera_triggers_skipped", "Software triggers not sent because every buffer was in the graph.", &triggersSkipped_}};
   }
@@ -391,6 +397,12 @@ class AravisSource : public Source {
       arv_device_set_features_from_string(device, (name + "=" + value).c_str(), &error);
       check("feature " + name + " = '" + value + "' rejected");
     }
+    if (p_.ptp) {
+      const char* enable = arv_device_get_feature(device, "PtpEnable") ? "PtpEnable" : arv_device_get_feature(device, "GevIEEE1588") ? "GevIEEE1588" : nullptr;
+      if (!enable) throw std::runtime_error("camera " + id_ + " has neither PtpEnable nor GevIEEE1588: it cannot take part in IEEE 1588 (ptp: true)");
+      arv_device_set_boolean_feature_value(device, enable, TRUE, &error);
+      check(std::string(enable) + " rejected");
+    }
     if (arv_camera_is_gv_device(camera_)) {
       if (p_.packet_size > 0) arv_camera_gv_set_packet_size(camera_, p_.packet_size, &error);
       else arv_camera_gv_auto_packet_size(camera_, &error);
@@ -427,6 +439,8 @@ class AravisSource : public Source {
     const char* triggerMode = arv_device_get_string_feature_value(device, "TriggerMode", nullptr);
     const char* triggerSource = arv_device_get_string_feature_value(device, "TriggerSource", nullptr);
     std::string triggered = triggerMode && std::string(triggerMode) == "On" ? std::string("triggered by ") + (triggerSource ? triggerSource : "?") : "free running";
+    bool hardwareTriggered = triggerMode && std::string(triggerMode) == "On" && triggerSource && std::string(triggerSource) != "Software";
+    sharesClock_ = p_.ptp || hardwareTriggered;
     spdlog::info("camera {}: {} {}x{}, {} ({}-bit), exposure {} us, gain {}, {} at {:.3g} frames/s", id_, name, width_, height_, mosaic_, bitDepth_, exposureUs_,
                  gain_, triggered, rate);
     if (p_.frame_rate > 0 && std::abs(rate - p_.frame_rate) > 0.01 * p_.frame_rate)
@@ -442,6 +456,12 @@ class AravisSource : public Source {
       throw std::runtime_error("camera " + id_ + ": region offset (" + std::to_string(offsetX) + ", " + std::to_string(offsetY) + ") is not a multiple of " +
                                std::to_string(period) + ", the " + mosaic_ + " pattern's period: the angles would be read in the wrong places (choose OffsetX and OffsetY in steps of " +
                                std::to_string(period) + ")");
+    // 16-bit samples are read little-endian; a camera that sends them big-endian is switched over.
+    if (depth_ == Depth::u16 && arv_device_get_feature(device, "GevSCPSBigEndian") && arv_device_get_boolean_feature_value(device, "GevSCPSBigEndian", nullptr)) {
+      GError* error = nullptr;
+      arv_device_set_boolean_feature_value(device, "GevSCPSBigEndian", FALSE, &error);
+      if (error) throw std::runtime_error("camera " + id_ + " sends 16-bit samples big-endian and will not switch (GevSCPSBigEndian: " + errorText(error) + ")");
+    }
     for (const char* mirror : {"ReverseX", "ReverseY"})
       if (arv_device_get_feature(device, mirror) && arv_device_get_boolean_feature_value(device, mirror, nullptr))
         throw std::runtime_error("camera " + id_ + ": " + mirror + " is on: a mirrored readout swaps the polarizer angles (set " + mirror + " false)");
@@ -452,6 +472,27 @@ class AravisSource : public Source {
           throw std::runtime_error("camera " + id_ + ": " + mixing + " is " + std::to_string(factor) +
                                    ": binning and decimation mix or skip polarizer pixels (set it to 1; demosaic to half resolution instead)");
       }
+  }
+
+  // The PTP clock's state, latched (PtpDataSetLatch) where the camera needs it, into the gauges;
+  // a change is logged. Names: SFNC's Ptp*, or GigE Vision 1.2's GevIEEE1588*.
+  void checkPtp() {
+    ptpCheckedAt_ = Clock::now();
+    ArvDevice* device = arv_camera_get_device(camera_);
+    if (arv_device_get_feature(device, "PtpDataSetLatch")) arv_device_execute_command(device, "PtpDataSetLatch", nullptr);
+    const char* statusFeature = arv_device_get_feature(device, "PtpStatus") ? "PtpStatus" : "GevIEEE1588Status";
+    const char* status = arv_device_get_feature(device, statusFeature) ? arv_device_get_string_feature_value(device, statusFeature, nullptr) : nullptr;
+    std::string state = status ? status : "unknown";
+    bool locked = state == "Slave" || state == "Master";
+    if (arv_device_get_feature(device, "PtpOffsetFromMaster")) {
+      gint64 offset = arv_device_get_integer_feature_value(device, "PtpOffsetFromMaster", nullptr);
+      ptpOffsetNs_ = static_cast<uint64_t>(offset < 0 ? -offset : offset);
+    }
+    if (locked != (ptpLocked_ == 1) || state != ptpState_)
+      spdlog::log(locked ? spdlog::level::info : spdlog::level::warn, "camera {}: PTP {} (offset {} ns){}", id_, state, ptpOffsetNs_.load(),
+                  locked ? "" : ": its timestamps do not follow the other cameras' yet");
+    ptpLocked_ = locked ? 1 : 0;
+    ptpState_ = state;
   }
 
   static const char* frameRateFeature(ArvDevice* device) {
@@ -603,7 +644,11 @@ class AravisSource : public Source {
   std::vector<bool> inGraph_;       // per buffer set: held by the graph
   std::array<uint64_t, 3> statisticsBase_{};  // counts of earlier streams (before a reconnect)
   std::optional<guint64> lastFrameId_;
-  std::atomic<uint64_t> completed_{0}, incomplete_{0}, missingPackets_{0}, resentPackets_{0}, timeouts_{0}, reconnects_{0}, triggers_{0}, triggersSkipped_{0}, underruns_{0}, frameGaps_{0};
+  std::atomic<uint64_t> completed_{0}, incomplete_{0}, missingPackets_{0}, resentPackets_{0}, timeouts_{0}, reconnects_{0}, triggers_{0}, triggersSkipped_{0}, underruns_{0}, frameGaps_{0}, ptpLocked_{0},
+      ptpOffsetNs_{0};
+  bool sharesClock_ = false;
+  std::string ptpState_;
+  Clock::time_point ptpCheckedAt_{};
   std::atomic<bool> triggering_{false};
   std::thread triggerThread_;
 };

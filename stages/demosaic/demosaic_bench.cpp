@@ -17,14 +17,15 @@ class DemosaicRun : public bench::Run {
     MemoryKind memory = cuda ? MemoryKind::device : MemoryKind::host;
     std::mt19937 rng(7);
     bool wide = format == RawFormat::mono12;
-    Image host(Format{wide ? Depth::u16 : Depth::u8, 1}, w, h, MemoryKind::host);
+    int rawWidth = format == RawFormat::mono12p ? w * 3 / 2 : w;  // Mono12p: the packed bytes as a u8 plane
+    Image host(Format{wide ? Depth::u16 : Depth::u8, 1}, rawWidth, h, MemoryKind::host);
     for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x)
+      for (int x = 0; x < rawWidth; ++x)
         if (wide) host.view<uint16_t>().at(x, y) = static_cast<uint16_t>(rng() & 0x0FFF);
         else host.view<uint8_t>().at(x, y) = static_cast<uint8_t>(rng());
-    bytes_ = static_cast<double>(pixelBytes(host.format())) * w * h;
+    bytes_ = static_cast<double>(pixelBytes(host.format())) * rawWidth * h;
     for (int i = 0; i < sets; ++i) {
-      raws_.emplace_back(host.format(), w, h, memory);
+      raws_.emplace_back(host.format(), rawWidth, h, memory);
       copyImage(host, raws_.back(), nullptr);
       outputs_.emplace_back();
       for (const auto& p : planesFor(s_, outputs)) {
@@ -66,6 +67,9 @@ void add(const std::string& name, Mosaic mosaic, std::vector<std::string> output
   add("mono8-angles", Mosaic::mono, {"angles"}, "8-bit mono raw: four angle images (super-pixel)");
   add("mono8-s0-dolp-aolp", Mosaic::mono, {"s0", "dolp", "aolp"}, "8-bit mono raw: S0, DoLP, AoLP (super-pixel)");
   add("rggb12-angles", Mosaic::rggb, {"angles"}, "12-bit colour raw (16-bit samples): four MHC-demosaiced RGB16 angle images", RawFormat::mono12);
+  add("rggb12p-angles", Mosaic::rggb, {"angles"}, "12-bit packed colour raw (Mono12p as a camera sends it, unpacked in the read): four RGB16 angle images",
+      RawFormat::mono12p);
+  add("rggb12p-s0-dolp-aolp", Mosaic::rggb, {"s0", "dolp", "aolp"}, "12-bit packed colour raw (unpacked in the read): S0, DoLP, AoLP", RawFormat::mono12p);
   return true;
 }();
 

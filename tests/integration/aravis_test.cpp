@@ -78,6 +78,24 @@ std::string polarizationCameraXml(const test::TempDir& dir) {
   auto at = xml.find("<pValue>PixelFormatRegister</pValue>");
   EXPECT_NE(at, std::string::npos);
   xml.insert(at, entries);
+  // IEEE 1588 as SFNC names it, on registers of the fake camera's memory the test writes to.
+  auto reg = [](const std::string& name, const std::string& address, const std::string& sign = "Unsigned") {
+    return "<IntReg Name=\"" + name + "\" NameSpace=\"Custom\"><Address>" + address +
+           "</Address><Length>4</Length><AccessMode>RW</AccessMode><pPort>Device</pPort><Sign>" + sign + "</Sign><Endianess>BigEndian</Endianess></IntReg>";
+  };
+  std::string ptp =
+      "<Boolean Name=\"PtpEnable\" NameSpace=\"Standard\"><pValue>PtpEnableRegister</pValue><OnValue>1</OnValue><OffValue>0</OffValue></Boolean>" +
+      reg("PtpEnableRegister", "0x4000") +
+      "<Command Name=\"PtpDataSetLatch\" NameSpace=\"Standard\"><pValue>PtpLatchRegister</pValue><CommandValue>1</CommandValue></Command>" +
+      reg("PtpLatchRegister", "0x4004") +
+      "<Enumeration Name=\"PtpStatus\" NameSpace=\"Standard\"><EnumEntry Name=\"Initializing\"><Value>0</Value></EnumEntry>"
+      "<EnumEntry Name=\"Master\"><Value>1</Value></EnumEntry><EnumEntry Name=\"Slave\"><Value>2</Value></EnumEntry>"
+      "<EnumEntry Name=\"Disabled\"><Value>3</Value></EnumEntry><pValue>PtpStatusRegister</pValue></Enumeration>" +
+      reg("PtpStatusRegister", "0x4008") + "<Integer Name=\"PtpOffsetFromMaster\" NameSpace=\"Standard\"><pValue>PtpOffsetRegister</pValue></Integer>" +
+      reg("PtpOffsetRegister", "0x400C", "Signed");
+  at = xml.rfind("</RegisterDescription>");
+  EXPECT_NE(at, std::string::npos);
+  xml.insert(at, ptp);
   std::string path = dir / "polarization-camera.xml";
   std::ofstream(path) << xml;
   return path;
@@ -95,6 +113,7 @@ class FakeCamera {
   ~FakeCamera() { g_object_unref(camera_); }
   bool running() const { return arv_gv_fake_camera_is_running(camera_); }
   bool softwareTriggered() const { return arv_fake_camera_is_in_software_trigger_mode(arv_gv_fake_camera_get_fake_camera(camera_)); }
+  ArvFakeCamera* model() const { return arv_gv_fake_camera_get_fake_camera(camera_); }
 
  private:
   static void fill(ArvBuffer* buffer, void* self, guint32, guint32, ArvPixelFormat format) {
@@ -447,6 +466,38 @@ TEST(Aravis, PackedTwelveBitFramesAreDemosaicedAsTheyCome) {
     EXPECT_TRUE(test::samePixels(expected.at("dolp"), frame.at("dolp")));
   }
   EXPECT_EQ(k.planes[0].at("s0").format(), (Format{Depth::u16, 1})) << "12-bit input keeps its precision";
+}
+
+// ptp: true switches IEEE 1588 on and reports the clock's state and offset; a camera without it is
+// a clear error; pairing two cameras by timestamp refuses a camera whose clock is its own.
+TEST(Aravis, PtpIsSwitchedOnReportedAndRequiredForPairingByTimestamp) {
+  test::TempDir dir;
+  FakeCamera fake("127.0.0.1", "PPPTP", 0, polarizationCameraXml(dir));
+  arv_fake_camera_write_register(fake.model(), 0x4008, 2);  // Slave
+  arv_fake_camera_write_register(fake.model(), 0x400C, static_cast<guint32>(-250));
+  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPPTP", ", ptp: true") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n", 20);
+  ASSERT_TRUE(graph);
+  guint32 enabled = 0;
+  arv_fake_camera_read_register(fake.model(), 0x4000, &enabled);
+  EXPECT_EQ(enabled, 1u) << "PtpEnable set";
+  graph->run();
+  EXPECT_EQ(counter(*graph, "camera_ptp_locked"), 1u) << graph->metrics().table();
+  EXPECT_EQ(counter(*graph, "camera_ptp_offset_ns"), 250u) << graph->metrics().table();
+  EXPECT_NE(graph->metrics().prometheus().find("# TYPE polarpipe_camera_ptp_locked gauge"), std::string::npos);
+  graph.reset();  // lets go of the camera
+
+  arv_enable_interface("Fake");
+  Diagnostics noPtp("test.yaml");
+  EXPECT_FALSE(buildGraph(registry(), "sources:\n" + cameraSource("cam", "Fake_1", ", ptp: true") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n", noPtp));
+  EXPECT_NE(noPtp.text().find("has neither PtpEnable nor GevIEEE1588"), std::string::npos) << noPtp.text();
+  Diagnostics pairing("test.yaml");
+  EXPECT_FALSE(buildGraph(registry(), "pipeline: {pair_by: camera_timestamp}\nsources:\n" + cameraSource("left", "PPPTP", ", ptp: true") +
+                                          cameraSource("right", "Fake_1") + "sinks:\n  - {name: keep, type: keep, inputs: {l: left.raw, r: right.raw}}\n",
+                          pairing));
+  arv_disable_interface("Fake");
+  EXPECT_NE(pairing.text().find("sources.right: pipeline.pair_by is camera_timestamp, but this camera's clock is its own"), std::string::npos)
+      << pairing.text();
+  EXPECT_EQ(pairing.text().find("sources.left:"), std::string::npos) << "the PTP camera is fine: " << pairing.text();
 }
 
 // validate touches no camera: with no camera on the network it passes, saying what only the camera
