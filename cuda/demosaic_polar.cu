@@ -92,10 +92,20 @@ __device__ __forceinline__ void storeChunk(uint8_t, uint32_t* dst, uint4 v) {
 }
 __device__ __forceinline__ void storeChunk(uint16_t, uint32_t* dst, uint4 v) { *reinterpret_cast<uint4*>(dst) = v; }
 
+// 12 bytes of Mono12p (four pixel pairs, 24 bits a pair, lowest bits first) as four tile words,
+// each pair's samples in the two 16-bit lanes. Chunks start a multiple of 24 bytes into 4-byte
+// aligned rows (tile columns start at multiples of 8 pixel pairs), so three 4-byte loads.
+__device__ __forceinline__ uint4 unpackMono12p(const uint8_t* p) {
+  const auto* w = reinterpret_cast<const uint32_t*>(p);
+  uint32_t w0 = w[0], w1 = w[1], w2 = w[2];
+  auto pair = [](uint32_t bits) { return (bits & 0xFFFu) | ((bits >> 12) & 0xFFFu) << 16; };
+  return make_uint4(pair(w0), pair(w0 >> 24 | w1 << 8), pair(w1 >> 16 | w2 << 16), pair(w2 >> 8));
+}
+
 // Loads the block's tile. Sub-image coordinates are reflected at the borders, so every angle
-// keeps its Bayer phase. Rows of 16-byte aligned frames (not Mono12p) are copied 16 bytes at a
-// time from their (reflected) source rows; only the window columns that no whole chunk inside the
-// row covers are read sample by sample. (Border blocks reading every sample so took 45% of the
+// keeps its Bayer phase. Rows of 16-byte aligned frames are copied 16 bytes at a time (Mono12p: 12
+// packed bytes, unpacked) from their (reflected) source rows; only the window columns that no whole
+// chunk inside the row covers are read sample by sample. (Border blocks reading every sample so took 45% of the
 // warps' time.)
 template <class T>
 __device__ __forceinline__ void loadTile(Tile& tile, const Settings& s, const ImageView<const uint8_t>& raw, int x0, int y0,
@@ -104,18 +114,23 @@ __device__ __forceinline__ void loadTile(Tile& tile, const Settings& s, const Im
   auto sourceRow = [&](int ty) { return 2 * tileSource(y0 - 2 + ty / 2, subH) + (ty & 1); };
   int first = x0 - kTileLead;  // the sub-image column of tile column 0
   int leftEnd = kWindowEnd, rightBegin = kWindowEnd, rightEnd = kWindowEnd;  // columns read sample by sample: [kWindowBegin, leftEnd), [rightBegin, rightEnd)
-  if (s.format != RawFormat::mono12p && raw.rowsAligned(16)) {
+  // Mono12p (16-bit samples in the tile): chunks of 12 packed bytes, unpacked into the same 4 words.
+  bool packed = sizeof(T) == 2 && s.format == RawFormat::mono12p;
+  if ((packed && raw.rowsAligned(4)) || (s.format != RawFormat::mono12p && raw.rowsAligned(16))) {
     // A thread copies one chunk column of every kRowsApart-th row: the divisions once, the loads together.
     constexpr int kPerChunk = 8 / static_cast<int>(sizeof(T)), kChunks = kTileWords / kPerChunk, kRowsApart = kThreads / kChunks;
     constexpr int kPasses = (kRawTileH + kRowsApart - 1) / kRowsApart;
-    int rowBytes = 2 * subW * static_cast<int>(sizeof(T));
+    int wordBytes = packed ? 3 : 2 * static_cast<int>(sizeof(T)), chunkBytes = kPerChunk * wordBytes, rowBytes = wordBytes * subW;
     if (tid < kRowsApart * kChunks) {
-      int chunk = tid % kChunks, firstRow = tid / kChunks, byte = 2 * static_cast<int>(sizeof(T)) * (first + kPerChunk * chunk);
-      if (byte >= 0 && byte + 16 <= rowBytes) {
+      int chunk = tid % kChunks, firstRow = tid / kChunks, byte = wordBytes * (first + kPerChunk * chunk);
+      if (byte >= 0 && byte + chunkBytes <= rowBytes) {
         uint4 v[kPasses];
 #pragma unroll
         for (int i = 0; i < kPasses; ++i)
-          if (firstRow + i * kRowsApart < kRawTileH) v[i] = *reinterpret_cast<const uint4*>(raw.row(sourceRow(firstRow + i * kRowsApart)) + byte);
+          if (firstRow + i * kRowsApart < kRawTileH) {
+            const uint8_t* at = raw.row(sourceRow(firstRow + i * kRowsApart)) + byte;
+            v[i] = packed ? unpackMono12p(at) : *reinterpret_cast<const uint4*>(at);
+          }
 #pragma unroll
         for (int i = 0; i < kPasses; ++i)
           if (firstRow + i * kRowsApart < kRawTileH) storeChunk(T{}, tileAt(tile, firstRow + i * kRowsApart, kPerChunk * chunk), v[i]);
@@ -124,7 +139,7 @@ __device__ __forceinline__ void loadTile(Tile& tile, const Settings& s, const Im
     // Left of the row; right of its last whole chunk up to the column the last pixel's window
     // reaches (sub-image x = subW + 1): further columns feed no output.
     leftEnd = min(max(-first, kWindowBegin), kWindowEnd);
-    rightBegin = min(max((rowBytes >> 4) * kPerChunk - first, leftEnd), kWindowEnd);
+    rightBegin = min(max(rowBytes / chunkBytes * kPerChunk - first, leftEnd), kWindowEnd);
     rightEnd = min(max(subW + 2 - first, rightBegin), kWindowEnd);
   }
   int left = leftEnd - kWindowBegin, columns = left + rightEnd - rightBegin;
