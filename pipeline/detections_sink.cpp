@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipeline/output_path.hpp"
 #include "pipeline/registry.hpp"
 
 namespace pp {
@@ -36,6 +37,10 @@ class DetectionsSink : public Sink {
     if (inputs_.empty()) ports.fail("connect at least one detections input (e.g. faces: detector.faces)");
     for (const auto& name : inputs_)
       if (const PortSpec* spec = ports.input(name); spec && spec->kind != PortKind::detections) ports.fail("input '" + name + "' is an image; detections writes boxes");
+    if (ports.devices() != PortSetup::Devices::use) {  // validate: checked, not written
+      if (std::string why = whyNotWritable(path_); !why.empty()) ports.fail("cannot write " + path_ + ": " + why);
+      return;
+    }
     std::error_code ec;
     auto folder = std::filesystem::path(path_).parent_path();
     if (!folder.empty()) std::filesystem::create_directories(folder, ec);

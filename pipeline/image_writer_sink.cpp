@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "pipeline/image_io.hpp"
+#include "pipeline/output_path.hpp"
 #include "pipeline/registry.hpp"
 
 namespace pp {
@@ -37,6 +38,10 @@ class ImageWriterSink : public Sink {
     for (const auto& name : inputs_) {
       const PortSpec* spec = ports.input(name);
       if (spec && spec->kind != PortKind::image) ports.fail("input '" + name + "' carries detections; image_writer writes images");
+    }
+    if (ports.devices() != PortSetup::Devices::use) {  // validate: checked, not made
+      if (std::string why = whyNotWritable(params_.dir.value, true); !why.empty()) ports.fail("cannot write to " + params_.dir.value + ": " + why);
+      return;
     }
     std::error_code ec;
     std::filesystem::create_directories(params_.dir.value, ec);

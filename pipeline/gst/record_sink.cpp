@@ -9,6 +9,7 @@
 
 #include "pipeline/gst/gst_support.hpp"
 #include "pipeline/gst/recording.hpp"
+#include "pipeline/output_path.hpp"
 #include "pipeline/registry.hpp"
 
 namespace pp::gst {
@@ -66,6 +67,10 @@ class RecordSink : public Sink {
       std::string caps = "video/x-raw,format=GRAY8,width=" + std::to_string(shape.trackWidth()) + ",height=" + std::to_string(spec->height) + ",framerate=0/1";
       description += "appsrc name=plane" + std::to_string(i) + " format=time caps=" + caps + " ! queue ! mux.video_" + std::to_string(i) + " ";
       planes_.push_back({inputs[i], spec->format, nullptr, nullptr, {}});
+    }
+    if (ports.devices() != PortSetup::Devices::use) {  // validate: checked, not written (an existing recording stays)
+      if (std::string why = whyNotWritable(p_.path.value); !why.empty()) ports.fail("cannot write " + p_.path.value + ": " + why);
+      return;
     }
     description += "appsrc name=meta format=time caps=text/x-raw,format=utf8 ! queue ! mux.subtitle_0 matroskamux name=mux ! filesink name=file";
     try {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "pipeline/gst/video_output.hpp"
+#include "pipeline/output_path.hpp"
 #include "pipeline/registry.hpp"
 
 namespace pp::gst {
@@ -127,6 +128,13 @@ class VideoSink : public Sink {
     o.mp4 = p_.mp4.value;
     o.mp4MaxSeconds = p_.mp4_max_seconds;
     o.mp4MaxMegabytes = p_.mp4_max_mb;
+    if (ports.devices() != PortSetup::Devices::use) {  // validate: the encoder and the folder checked; nothing started, no port bound
+      if (pickEncoder(o.encoder).empty())
+        ports.fail(o.encoder == "auto" ? "no H.264 encoder is installed (Debian: gstreamer1.0-plugins-ugly for x264enc)" : "encoder '" + o.encoder + "' is not installed here");
+      if (!o.mp4.empty())
+        if (std::string why = whyNotWritable(o.mp4); !why.empty()) ports.fail("cannot write " + o.mp4 + ": " + why);
+      return;
+    }
     try {
       output_ = std::make_unique<VideoOutput>(o);
     } catch (const std::exception& e) {

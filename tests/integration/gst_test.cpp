@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "pipeline/graph.hpp"
+#include "pipeline/image_io.hpp"
 #include "pipeline/gst/gst_support.hpp"
 #include "stages/register.hpp"
 #include "tests/graph_support.hpp"
@@ -573,6 +574,39 @@ TEST(Video, RtspAsksForAPasswordWhenCredentialsAreGiven) {
   EXPECT_FALSE(buildGraph(registry(), "sources: [{name: cam, type: moving}]\nsinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_credentials: '" +
                                           dir / "broken" + "'}}]\n", d));
   EXPECT_NE(d.text().find("broken line 1: expected user:password"), std::string::npos) << d.text();
+}
+
+// validate writes nothing: an existing recording (overwrite: true) keeps its bytes, no MP4 or image
+// folder appears.
+TEST(Validate, WritesNothing) {
+  test::TempDir dir;
+  std::ofstream(dir / "raw.mkv") << "an earlier recording";
+  writeImage(dir / "a.png", test::randomImage({Depth::u8, 1}, 64, 48));
+  int port = 0;
+  {
+    int sock = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    socklen_t length = sizeof addr;
+    getsockname(sock, reinterpret_cast<sockaddr*>(&addr), &length);
+    port = ntohs(addr.sin_port);
+    close(sock);
+  }
+  std::string config = dir / "p.yaml";
+  std::ofstream(config) << "sources:\n  - {name: cam, type: images, params: {path: a.png}}\n"
+                           "stages:\n  - {name: view, type: compose, inputs: {a: cam.image}, params: {colormaps: [turbo]}}\n"
+                           "sinks:\n  - {name: raw, type: record, inputs: {raw: cam.image}, params: {path: raw.mkv, overwrite: true}}\n"
+                           "  - {name: video, type: video, inputs: {image: view.image}, params: {rtsp_port: "
+                        << port << ", mp4: clips/view.mp4}}\n  - {name: files, type: image_writer, inputs: {v: view.image}, params: {dir: frames}}\n";
+  Child c = spawn({(test::binaryDir() / "bin/polarpipe").string(), "validate", config}, dir);
+  EXPECT_EQ(waitFor(c, std::chrono::seconds(30)), 0);
+  std::ifstream recording(dir / "raw.mkv");
+  std::string kept((std::istreambuf_iterator<char>(recording)), {});
+  EXPECT_EQ(kept, "an earlier recording");
+  EXPECT_FALSE(std::filesystem::exists(dir / "clips"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "frames"));
 }
 
 TEST(Video, APortInUseIsAClearError) {
