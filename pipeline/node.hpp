@@ -47,6 +47,7 @@ struct FrameMeta {
   Clock::time_point received{};  // host time the frame arrived
   double exposureUs = 0, gain = 0;
   std::string mosaic;           // sensor layout of raw planes: "polar_mono", "polar_rggb", "" when not raw
+  std::string bayer;            // colour sensors: colour of each 2x2 block ("rggb", "bggr", "grbg", "gbrg"); "" when not known
   int bitDepth = 0;             // significant bits of raw planes; 0: not raw
   bool incomplete = false;
   uint64_t droppedBefore = 0;   // frames a live source dropped just before this one

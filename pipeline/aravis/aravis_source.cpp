@@ -39,6 +39,7 @@ struct AravisParams {
   std::string incomplete = "drop";
   std::string on_disconnect = "reconnect";
   std::string mosaic = "auto";
+  std::string bayer = "auto";
   int bit_depth = 0;
   double startup_wait_s = -1;
   bool ptp = false;
@@ -71,6 +72,19 @@ FormatName readFormatName(const std::string& name) {
 struct CameraChanged : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// The Bayer phase a colour format names: BayerRG8, BayerRGPolarized8, PolarizedBayerBG8 ... ("" if none).
+std::string bayerOf(const std::string& format) {
+  auto at = format.find("Bayer");
+  if (at == std::string::npos || at + 7 > format.size()) return "";
+  std::string phase = format.substr(at + 5, 2);
+  for (auto& c : phase) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (phase == "rg") return "rggb";
+  if (phase == "bg") return "bggr";
+  if (phase == "gr") return "grbg";
+  if (phase == "gb") return "gbrg";
+  return "";
+}
 
 std::string errorText(GError*& error) {
   std::string text = error ? error->message : "unknown error";
@@ -107,6 +121,9 @@ class AravisSource : public Source {
         .add("incomplete", &Params::incomplete, "frames with missing packets: drop (counted) or pass (flagged incomplete, missing data zero)", oneOf({"drop", "pass"}))
         .add("on_disconnect", &Params::on_disconnect, "when the camera is lost: reconnect (with backoff) or stop the pipeline", oneOf({"reconnect", "stop"}))
         .add("mosaic", &Params::mosaic, "sensor layout put in each frame's metadata: auto (Bayer pixel formats: polar_rggb, else polar_mono)", oneOf({"auto", "polar_mono", "polar_rggb"}))
+        .add("bayer", &Params::bayer,
+             "polar_rggb: colour of each 2x2 polarizer block, put in each frame's metadata; auto: from the pixel format (BayerRG.., PolarizedBayerBG.., ...)",
+             oneOf({"auto", "rggb", "bggr", "grbg", "gbrg"}))
         .add("bit_depth", &Params::bit_depth, "significant bits; 0: from the pixel format", intIn(0, 16))
         .add("ptp", &Params::ptp, "IEEE 1588 (PTP) on: PtpEnable, or GevIEEE1588 on older cameras; its state and offset in the metrics (camera_ptp_*)")
         .add("startup_wait_s", &Params::startup_wait_s,
@@ -209,6 +226,7 @@ class AravisSource : public Source {
       meta.exposureUs = exposureUs_;
       meta.gain = gain_;
       meta.mosaic = mosaic_;
+      meta.bayer = bayer_;
       meta.bitDepth = bitDepth_;
       meta.incomplete = status != ARV_BUFFER_STATUS_SUCCESS;
       ++completed_;
@@ -430,6 +448,7 @@ class AravisSource : public Source {
       throw std::runtime_error("camera " + id_ + ": payload of " + std::to_string(payload) + " bytes is not one " + std::to_string(width_) + "x" +
                                std::to_string(height_) + " image (" + std::to_string(frameBytes) + "); turn chunk data off (ChunkModeActive)");
     mosaic_ = p_.mosaic != "auto" ? p_.mosaic : name.find("Bayer") != std::string::npos ? "polar_rggb" : "polar_mono";
+    bayer_ = mosaic_ != "polar_rggb" ? "" : p_.bayer != "auto" ? p_.bayer : bayerOf(name);
     bitDepth_ = p_.bit_depth ? p_.bit_depth : name.find("12") != std::string::npos ? 12 : name.find("10") != std::string::npos ? 10 : bits;
     checkLayout(device, x, y);
     exposureUs_ = arv_camera_get_exposure_time(camera_, nullptr);
@@ -441,8 +460,8 @@ class AravisSource : public Source {
     std::string triggered = triggerMode && std::string(triggerMode) == "On" ? std::string("triggered by ") + (triggerSource ? triggerSource : "?") : "free running";
     bool hardwareTriggered = triggerMode && std::string(triggerMode) == "On" && triggerSource && std::string(triggerSource) != "Software";
     sharesClock_ = p_.ptp || hardwareTriggered;
-    spdlog::info("camera {}: {} {}x{}, {} ({}-bit), exposure {} us, gain {}, {} at {:.3g} frames/s", id_, name, width_, height_, mosaic_, bitDepth_, exposureUs_,
-                 gain_, triggered, rate);
+    spdlog::info("camera {}: {} {}x{}, {}{} ({}-bit), exposure {} us, gain {}, {} at {:.3g} frames/s", id_, name, width_, height_, mosaic_,
+                 bayer_.empty() ? "" : " " + bayer_, bitDepth_, exposureUs_, gain_, triggered, rate);
     if (p_.frame_rate > 0 && std::abs(rate - p_.frame_rate) > 0.01 * p_.frame_rate)
       spdlog::warn("camera {}: frame_rate {} asked, the camera runs at {:.4g} frames/s (its limit at this exposure and size)", id_, p_.frame_rate, rate);
   }
@@ -634,7 +653,7 @@ class AravisSource : public Source {
   int width_ = 0, height_ = 0;
   Depth depth_ = Depth::u8;
   bool packed12_ = false;  // 12-bit PFNC-packed frames (a u8 plane of 3 bytes a pixel pair)
-  std::string mosaic_;
+  std::string mosaic_, bayer_;
   int bitDepth_ = 8;
   double exposureUs_ = 0, gain_ = 0;
 

@@ -57,7 +57,7 @@ std::string encodeFrame(const FrameRecord& r) {
   const FrameMeta& m = r.meta;
   out.precision(17);
   out << "frame=" << r.frame << " source=" << token(m.source) << " sequence=" << m.sequence << " camera_ts_ns=" << m.cameraTimestampNs
-      << " host_ts_ns=" << r.hostTimeNs << " exposure_us=" << m.exposureUs << " gain=" << m.gain << " mosaic=" << token(m.mosaic)
+      << " host_ts_ns=" << r.hostTimeNs << " exposure_us=" << m.exposureUs << " gain=" << m.gain << " mosaic=" << token(m.mosaic) << " bayer=" << token(m.bayer)
       << " bit_depth=" << m.bitDepth << " incomplete=" << (m.incomplete ? 1 : 0) << " planes=";
   for (size_t i = 0; i < r.planes.size(); ++i) {
     const PlaneRecord& p = r.planes[i];
@@ -87,6 +87,7 @@ RecordLine decodeLine(const std::string& line) {
   r.meta.exposureUs = number<double>(f, "exposure_us");
   r.meta.gain = number<double>(f, "gain");
   r.meta.mosaic = field(f, "mosaic") == "-" ? "" : field(f, "mosaic");
+  r.meta.bayer = !f.count("bayer") || field(f, "bayer") == "-" ? "" : field(f, "bayer");  // recordings before it have none
   r.meta.bitDepth = number<int>(f, "bit_depth");
   r.meta.incomplete = number<int>(f, "incomplete") != 0;
   std::istringstream planes(field(f, "planes"));

@@ -199,6 +199,7 @@ class ReplaySource : public Source {
     meta.exposureUs = record.meta.exposureUs;
     meta.gain = record.meta.gain;
     meta.mosaic = record.meta.mosaic;
+    meta.bayer = record.meta.bayer;
     meta.bitDepth = record.meta.bitDepth;
     meta.incomplete = record.meta.incomplete;
     ++replayed_;

@@ -48,6 +48,7 @@ class DemosaicStage : public Stage {
         {"rggb", {polar::R, polar::G, polar::G, polar::B}}, {"bggr", {polar::B, polar::G, polar::G, polar::R}},
         {"grbg", {polar::G, polar::R, polar::B, polar::G}}, {"gbrg", {polar::G, polar::B, polar::R, polar::G}}};
     std::copy_n(bayers.at(p.bayer).begin(), 4, settings_.layout.colourAt);
+    bayer_ = p.bayer;
     settings_.fullResolution = p.resolution == "full";
     if (settings_.fullResolution && settings_.mosaic == Mosaic::rggb) ctx.error("resolution full is for polar_mono; polar_rggb demosaics at half resolution");
     if (outputs_.empty()) ctx.error("outputs is empty: ask for at least one plane");
@@ -79,6 +80,9 @@ class DemosaicStage : public Stage {
     const std::string& sensor = ctx.meta().mosaic;
     if (!sensor.empty() && sensor != mosaicName())
       throw std::runtime_error("the frame comes from a " + sensor + " sensor, but this stage demosaics " + mosaicName() + " (set mosaic: " + sensor + ")");
+    const std::string& phase = ctx.meta().bayer;
+    if (settings_.mosaic == Mosaic::rggb && !phase.empty() && phase != bayer_)
+      throw std::runtime_error("the camera's 2x2 blocks are " + phase + " (from its pixel format), but this stage reads them as " + bayer_ + " (set bayer: " + phase + ")");
     std::map<std::string, Image*> out;
     for (const auto& name : names_) out[name] = &ctx.out(name);
     run(settings_, ctx.in("raw"), out, cuda_, ctx.stream());
@@ -88,6 +92,7 @@ class DemosaicStage : public Stage {
   const char* mosaicName() const { return settings_.mosaic == Mosaic::mono ? "polar_mono" : "polar_rggb"; }
 
   Settings settings_;
+  std::string bayer_;
   std::vector<std::string> outputs_;
   std::vector<std::string> names_;  // output planes, in order
   bool cuda_ = false;

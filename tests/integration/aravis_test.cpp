@@ -330,10 +330,12 @@ std::string runCli(const std::string& arguments, int& status) {
 }
 
 // trigger: software fires: the camera (free running it would send 100 frames/s) sends one frame a
-// trigger, ten a second, and each frame is counted against the triggers sent.
+// trigger, five a second, and each frame is counted against the triggers sent. (The fake camera
+// looks at its trigger register between frames: triggers closer than that, on a loaded machine,
+// would merge.)
 TEST(Aravis, SoftwareTriggersMakeTheFrames) {
   FakeCamera fake("127.0.0.1", "PPTRIG");
-  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPTRIG", ", trigger: software, trigger_rate_hz: 10") +
+  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPTRIG", ", trigger: software, trigger_rate_hz: 5") +
                                           "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: triggered}}\n");
   ASSERT_TRUE(graph);
   std::thread running([&] { graph->run(); });
@@ -341,8 +343,8 @@ TEST(Aravis, SoftwareTriggersMakeTheFrames) {
   graph->stop();
   running.join();
   uint64_t triggers = counter(*graph, "camera_triggers"), frames = counter(*graph, "camera_frames");
-  EXPECT_GE(triggers, 20u) << graph->metrics().table();
-  EXPECT_LE(triggers, 40u) << "paced at 10 a second: " << graph->metrics().table();
+  EXPECT_GE(triggers, 10u) << graph->metrics().table();
+  EXPECT_LE(triggers, 20u) << "paced at 5 a second: " << graph->metrics().table();
   EXPECT_LE(frames, triggers) << "no frame without a trigger: " << graph->metrics().table();
   EXPECT_GE(frames + 2, triggers) << "a frame for each trigger (the last may be on its way): " << graph->metrics().table();
   expectServedFrames(kept("triggered"), "raw");
@@ -498,6 +500,33 @@ TEST(Aravis, PtpIsSwitchedOnReportedAndRequiredForPairingByTimestamp) {
   EXPECT_NE(pairing.text().find("sources.right: pipeline.pair_by is camera_timestamp, but this camera's clock is its own"), std::string::npos)
       << pairing.text();
   EXPECT_EQ(pairing.text().find("sources.left:"), std::string::npos) << "the PTP camera is fine: " << pairing.text();
+}
+
+// A colour camera's Bayer phase comes from its pixel format (BayerBG8: bggr) into each frame; a
+// demosaic that reads the blocks in another order stops with the setting to change, and with it set
+// the frames go through.
+TEST(Aravis, TheBayerPhaseComesFromThePixelFormat) {
+  FakeCamera fake("127.0.0.1", "PPBAYER");
+  std::string source = cameraSource("cam", "PPBAYER", ", mosaic: polar_rggb");
+  source.replace(source.find("Mono8"), 5, "BayerBG8");
+  std::string yaml = "sources:\n" + source + "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_rggb, outputs: [s0]}}\n"
+                     "sinks:\n  - {name: keep, type: keep, inputs: {s0: polar.s0}, params: {key: bayer}}\n";
+  auto wrong = buildGraph(registry(), yaml, 3);
+  ASSERT_TRUE(wrong);
+  try {
+    wrong->run();
+    ADD_FAILURE() << "rggb blocks read from a BayerBG8 camera";
+  } catch (const PipelineError& e) {
+    EXPECT_NE(std::string(e.what()).find("the camera's 2x2 blocks are bggr (from its pixel format), but this stage reads them as rggb (set bayer: bggr)"),
+              std::string::npos)
+        << e.what();
+  }
+  wrong.reset();
+  yaml.replace(yaml.find("outputs: [s0]"), 13, "bayer: bggr, outputs: [s0]");
+  auto right = buildGraph(registry(), yaml, 3);
+  ASSERT_TRUE(right);
+  EXPECT_NO_THROW(right->run());
+  EXPECT_EQ(kept("bayer").count(), 3u);
 }
 
 // validate touches no camera: with no camera on the network it passes, saying what only the camera
