@@ -200,7 +200,8 @@ class NodeSetup : public PortSetup {
       if (g_.nodes[i].spec->name == in->from.node) producer = &g_.nodes[i], producerIndex = i;
     if (!producer || !producer->ok) {  // reported already, or upstream failed
       n_.ok = false;
-      if (producer) uncheckedFrom_.push_back(producer->spec->name);
+      if (producer && std::find(uncheckedFrom_.begin(), uncheckedFrom_.end(), producer->spec->name) == uncheckedFrom_.end())
+        uncheckedFrom_.push_back(producer->spec->name);
       return nullptr;
     }
     auto out = producer->outputs.find(in->from.port);
