@@ -432,6 +432,11 @@ __global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int o
       auto v = *reinterpret_cast<const Vector<uint8_t, 2 * kMonoGroup>*>(raw.row(2 * y + r) + 2 * x0);
 #pragma unroll
       for (int i = 0; i < 2 * kMonoGroup; ++i) sample[r][i] = v.v[i];
+    } else if (whole && vectorRaw && s.format == RawFormat::mono12p) {  // 12 packed bytes: 8 samples
+      uint4 v = unpackMono12p(raw.row(2 * y + r) + 3 * x0);
+      uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int i = 0; i < kMonoGroup; ++i) sample[r][2 * i] = static_cast<int>(words[i] & 0xFFFFu), sample[r][2 * i + 1] = static_cast<int>(words[i] >> 16);
     } else if (whole && vectorRaw) {
       auto v = *reinterpret_cast<const Vector<uint16_t, 2 * kMonoGroup>*>(raw.row(2 * y + r) + 4 * x0);
 #pragma unroll
@@ -529,7 +534,8 @@ void launchDemosaic(const Settings& s, ImageView<const uint8_t> raw, int rawWidt
     if (s.fullResolution) {
       demosaicMonoFull<T><<<grid, block, 0, stream>>>(s, raw, outW, outH, out);
     } else {
-      bool vectorRaw = s.format != RawFormat::mono12p && raw.rowsAligned(2 * kMonoGroup * (s.format == RawFormat::mono8 ? 1 : 2));
+      // A group's raw run: 8 bytes (mono8), 12 (Mono12p: 3 * x0 is a multiple of 12) or 16.
+      bool vectorRaw = s.format == RawFormat::mono12p ? raw.rowsAligned(4) : raw.rowsAligned(2 * kMonoGroup * (s.format == RawFormat::mono8 ? 1 : 2));
       dim3 groups((outW + 32 * kMonoGroup - 1) / (32 * kMonoGroup), (outH + 7) / 8);
       demosaicMonoHalf<T><<<groups, block, 0, stream>>>(s, raw, outW, outH, out, vectorRaw);
     }

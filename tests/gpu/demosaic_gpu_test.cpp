@@ -87,7 +87,10 @@ INSTANTIATE_TEST_SUITE_P(Formats, RandomRaw,
                                            RandomCase{Mosaic::mono, RawFormat::mono16, false, 2 * 4 * 9, 2 * 13},
                                            RandomCase{Mosaic::mono, RawFormat::mono8, true, 2 * 67, 2 * 19},
                                            RandomCase{Mosaic::mono, RawFormat::mono16, true, 2 * 33, 2 * 41},
-                                           RandomCase{Mosaic::mono, RawFormat::mono12p, false, 2 * 30, 2 * 11}));
+                                           RandomCase{Mosaic::mono, RawFormat::mono12p, false, 2 * 30, 2 * 11},
+                                           // Mono12p in 12-byte chunks: tiles and groups across the width, and a partial last group
+                                           RandomCase{Mosaic::rggb, RawFormat::mono12p, false, 2448 / 4 + 4 * 7, 4 * 37},
+                                           RandomCase{Mosaic::mono, RawFormat::mono12p, false, 2 * 4 * 35 + 2 * 3, 2 * 9}));
 
 TEST(SyntheticFrames, CudaMatchesTheCpuReferenceOnRealPictures) {
   REQUIRE_GPU();
