@@ -552,6 +552,14 @@ TEST(Aravis, ValidateChecksACameraConfigWithoutTheCamera) {
   EXPECT_NE(text.find(": OK"), std::string::npos) << text;
   EXPECT_NE(text.find("s0 [u8x1 256x240]"), std::string::npos) << "the graph checked against the declared size: " << text;
 
+  // FLIR's names for the same raw sensor (Spinnaker): Polarized12p arrives packed, 1.5 bytes a pixel.
+  text = runCli("validate " + config + " --set sources.cam.params.pixel_format=Polarized12p --set 'sources.cam.params.region=[0, 0, 512, 480]'" +
+                    " --set stages.polar.params.pixel_format=mono12p",
+                status);
+  EXPECT_EQ(status, 0) << text;
+  EXPECT_NE(text.find("raw [u8x1 768x480]"), std::string::npos) << "the packed bytes as they come: " << text;
+  EXPECT_NE(text.find("s0 [u16x1 256x240]"), std::string::npos) << text;
+
   text = runCli("validate " + config + " --set sources.cam.params.pixel_format=PolarizedDolp_Mono8 --set 'sources.cam.params.region=[0, 0, 512, 480]'", status);
   EXPECT_EQ(WEXITSTATUS(status), 2) << text;
   EXPECT_NE(text.find("processed in the camera"), std::string::npos) << "a processed format is never taken as a mosaic: " << text;
