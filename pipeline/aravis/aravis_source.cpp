@@ -6,12 +6,14 @@
 #include <arv.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include "pipeline/aravis/cameras.hpp"
 #include "pipeline/registry.hpp"
@@ -90,6 +92,19 @@ std::string errorText(GError*& error) {
   std::string text = error ? error->message : "unknown error";
   g_clear_error(&error);
   return text;
+}
+
+// The pixel formats a camera offers, by name.
+std::vector<std::string> offeredFormats(ArvCamera* camera) {
+  guint n = 0;
+  const char** formats = arv_camera_dup_available_pixel_formats_as_strings(camera, &n, nullptr);
+  std::vector<std::string> names(formats, formats + (formats ? n : 0));
+  g_free(formats);
+  return names;
+}
+
+std::string regionText(const std::vector<int>& r) {
+  return "[" + std::to_string(r[0]) + ", " + std::to_string(r[1]) + ", " + std::to_string(r[2]) + ", " + std::to_string(r[3]) + "]";
 }
 
 class AravisSource : public Source {
@@ -280,6 +295,9 @@ class AravisSource : public Source {
     return f.bits >= 8 && f.bits <= 16 && f.bits % 2 == 0;
   }
 
+  std::tuple<int, int, Depth, bool> shape() const { return {width_, height_, depth_, packed12_}; }
+  std::string shapeText() const { return std::to_string(width_) + "x" + std::to_string(height_) + " " + (packed12_ ? "Mono12p" : toString(Format{depth_, 1})); }
+
   size_t rowBytes() const { return packed12_ ? static_cast<size_t>(width_) * 3 / 2 : static_cast<size_t>(width_) * depthBytes(depth_); }
 
   // Why a format is not taken, and what to choose instead.
@@ -300,24 +318,16 @@ class AravisSource : public Source {
     if (!camera) throw std::runtime_error("cannot open camera " + id_ + ": " + errorText(error));
     std::unique_ptr<ArvCamera, decltype(&g_object_unref)> owned(camera, &g_object_unref);
     if (!p_.pixel_format.empty()) {
-      guint n = 0;
-      const char** formats = arv_camera_dup_available_pixel_formats_as_strings(camera, &n, nullptr);
-      std::string available;
-      bool offered = false;
-      for (guint i = 0; formats && i < n; ++i) {
-        available += (i ? ", " : "") + std::string(formats[i]);
-        offered = offered || p_.pixel_format == formats[i];
-      }
-      g_free(formats);
-      if (!offered) throw std::runtime_error("camera " + id_ + " does not offer PixelFormat '" + p_.pixel_format + "' (it offers: " + available + ")");
+      std::vector<std::string> formats = offeredFormats(camera);
+      if (std::find(formats.begin(), formats.end(), p_.pixel_format) == formats.end())
+        throw std::runtime_error("camera " + id_ + " does not offer PixelFormat '" + p_.pixel_format + "' (it offers: " + joinList(formats) + ")");
     }
     if (!p_.region.empty()) {
       gint sensorWidth = 0, sensorHeight = 0;
       arv_camera_get_sensor_size(camera, &sensorWidth, &sensorHeight, &error);
       if (error) throw std::runtime_error("camera " + id_ + ": cannot read the sensor size: " + errorText(error));
       if (p_.region[0] + p_.region[2] > sensorWidth || p_.region[1] + p_.region[3] > sensorHeight)
-        throw std::runtime_error("camera " + id_ + ": region [" + std::to_string(p_.region[0]) + ", " + std::to_string(p_.region[1]) + ", " +
-                                 std::to_string(p_.region[2]) + ", " + std::to_string(p_.region[3]) + "] does not fit its " + std::to_string(sensorWidth) + "x" +
+        throw std::runtime_error("camera " + id_ + ": region " + regionText(p_.region) + " does not fit its " + std::to_string(sensorWidth) + "x" +
                                  std::to_string(sensorHeight) + " sensor");
     }
     ArvDevice* device = arv_camera_get_device(camera);
@@ -361,17 +371,12 @@ class AravisSource : public Source {
       arv_camera_set_pixel_format_from_string(camera_, p_.pixel_format.c_str(), &error);
       if (error) {
         std::string why = errorText(error);
-        guint n = 0;
-        const char** formats = arv_camera_dup_available_pixel_formats_as_strings(camera_, &n, nullptr);
-        std::string available;
-        for (guint i = 0; formats && i < n; ++i) available += (i ? ", " : "") + std::string(formats[i]);
-        g_free(formats);
-        throw std::runtime_error("camera " + id_ + ": PixelFormat '" + p_.pixel_format + "' rejected: " + why + " (it offers: " + available + ")");
+        throw std::runtime_error("camera " + id_ + ": PixelFormat '" + p_.pixel_format + "' rejected: " + why + " (it offers: " + joinList(offeredFormats(camera_)) + ")");
       }
     }
     if (!p_.region.empty()) {
       arv_camera_set_region(camera_, p_.region[0], p_.region[1], p_.region[2], p_.region[3], &error);
-      check("region [" + std::to_string(p_.region[0]) + ", " + std::to_string(p_.region[1]) + ", " + std::to_string(p_.region[2]) + ", " + std::to_string(p_.region[3]) + "] rejected");
+      check("region " + regionText(p_.region) + " rejected");
     }
     if (p_.exposure_us > 0) {
       arv_camera_set_exposure_time(camera_, p_.exposure_us, &error);
@@ -457,9 +462,9 @@ class AravisSource : public Source {
     double rate = arv_device_get_float_feature_value(device, frameRateFeature(device), nullptr);
     const char* triggerMode = arv_device_get_string_feature_value(device, "TriggerMode", nullptr);
     const char* triggerSource = arv_device_get_string_feature_value(device, "TriggerSource", nullptr);
-    std::string triggered = triggerMode && std::string(triggerMode) == "On" ? std::string("triggered by ") + (triggerSource ? triggerSource : "?") : "free running";
-    bool hardwareTriggered = triggerMode && std::string(triggerMode) == "On" && triggerSource && std::string(triggerSource) != "Software";
-    sharesClock_ = p_.ptp || hardwareTriggered;
+    bool triggeredOn = triggerMode && std::string(triggerMode) == "On";
+    std::string triggered = triggeredOn ? std::string("triggered by ") + (triggerSource ? triggerSource : "?") : "free running";
+    sharesClock_ = p_.ptp || (triggeredOn && triggerSource && std::string(triggerSource) != "Software");  // PTP, or a hardware line
     spdlog::info("camera {}: {} {}x{}, {}{} ({}-bit), exposure {} us, gain {}, {} at {:.3g} frames/s", id_, name, width_, height_, mosaic_,
                  bayer_.empty() ? "" : " " + bayer_, bitDepth_, exposureUs_, gain_, triggered, rate);
     if (p_.frame_rate > 0 && std::abs(rate - p_.frame_rate) > 0.01 * p_.frame_rate)
@@ -611,15 +616,15 @@ class AravisSource : public Source {
     auto lostAt = Clock::now();
     auto wait = std::chrono::milliseconds(250);
     while (!stopping()) {
-      int width = width_, height = height_;
-      Depth depth = depth_;
-      bool packed = packed12_;
+      auto built = shape();  // what the graph's buffers were made for; open() reads the camera's anew
       try {
         open();
-        if (width_ != width || height_ != height || depth_ != depth || packed12_ != packed)
-          throw CameraChanged("camera " + id_ + " came back with " + std::to_string(width_) + "x" + std::to_string(height_) + " " + toString(Format{depth_, 1}) +
-                                 " frames, but the graph was built for " + std::to_string(width) + "x" + std::to_string(height) + " " + toString(Format{depth, 1}) +
-                                 " (set region and pixel_format in the config, so that a camera that comes back is set up the same)");
+        if (shape() != built) {
+          std::string came = shapeText();
+          std::tie(width_, height_, depth_, packed12_) = built;
+          throw CameraChanged("camera " + id_ + " came back with " + came + " frames, but the graph was built for " + shapeText() +
+                              " (set region and pixel_format in the config, so that a camera that comes back is set up the same)");
+        }
         {
           std::lock_guard lock(mutex_);
           startStream();
@@ -630,12 +635,11 @@ class AravisSource : public Source {
         return;
       } catch (const CameraChanged&) {
         close();
-        width_ = width, height_ = height, depth_ = depth, packed12_ = packed;
         throw;
       } catch (const std::exception& e) {
         spdlog::debug("camera {} not back yet: {}", id_, e.what());
         close();
-        width_ = width, height_ = height, depth_ = depth, packed12_ = packed;
+        std::tie(width_, height_, depth_, packed12_) = built;
       }
       auto until = Clock::now() + wait;
       while (Clock::now() < until && !stopping()) std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -56,6 +56,12 @@ std::string pickEncoder(const std::string& wanted) {
   return "";
 }
 
+std::string missingEncoder(const std::string& wanted) {
+  if (!pickEncoder(wanted).empty()) return "";
+  return wanted == "auto" ? "no H.264 encoder is installed (Debian: gstreamer1.0-plugins-ugly for x264enc)"
+                          : "encoder '" + wanted + "' (" + elementFor(wanted) + ") is not installed here";
+}
+
 struct VideoOutput::Impl {
   VideoOptions o;
   std::string encoderName;
@@ -80,6 +86,7 @@ struct VideoOutput::Impl {
   };
   std::mutex feedMutex;
   std::vector<Feed> feeds;
+  guint64 feedMaxBytes = 0;  // kFeedMaxSeconds of stream at the set bit rate, at least 1 MiB
   std::atomic<int> clients{0};
   std::atomic<uint64_t> viewersDropped{0}, viewerFramesDropped{0};
   GSource* stallWatch = nullptr;
@@ -136,8 +143,7 @@ struct VideoOutput::Impl {
   }
 
   void feedOne(Feed& feed, GstBuffer* buffer) {
-    auto most = static_cast<guint64>(std::max(1 << 20, static_cast<int>(kFeedMaxSeconds * o.bitrateKbps * 1000 / 8)));
-    if (gst_app_src_get_current_level_bytes(GST_APP_SRC(feed.appsrc)) > most) {  // this viewer is behind
+    if (gst_app_src_get_current_level_bytes(GST_APP_SRC(feed.appsrc)) > feedMaxBytes) {  // this viewer is behind
       ++viewerFramesDropped;
       feed.started = false;  // it goes on from a key frame
       return;
@@ -172,6 +178,7 @@ struct VideoOutput::Impl {
   }
 
   void startServer() {
+    feedMaxBytes = std::max<guint64>(1u << 20, static_cast<guint64>(kFeedMaxSeconds * o.bitrateKbps * 1000 / 8));
     context = g_main_context_new();
     loop = g_main_loop_new(context, FALSE);
     server = gst_rtsp_server_new();
@@ -341,9 +348,7 @@ VideoOutput::VideoOutput(const VideoOptions& options) : impl_(std::make_unique<I
   d.o = options;
   if (options.rtspPort < 0 && options.mp4.empty() && !options.onEncoded) throw std::runtime_error("video: nothing to do: set rtsp_port and/or mp4");
   d.encoderName = pickEncoder(options.encoder);
-  if (d.encoderName.empty())
-    throw std::runtime_error(options.encoder == "auto" ? "video: no H.264 encoder is installed (Debian: gstreamer1.0-plugins-ugly for x264enc)"
-                                                      : "video: encoder '" + options.encoder + "' (" + elementFor(options.encoder) + ") is not installed here");
+  if (d.encoderName.empty()) throw std::runtime_error("video: " + missingEncoder(options.encoder));
   if (!options.mp4.empty()) {
     std::filesystem::path parent = std::filesystem::path(options.mp4).parent_path();
     std::error_code ec;

@@ -36,6 +36,8 @@ struct VideoOptions {
 
 // The encoder element `auto` resolves to on this machine, or "" when none is installed.
 std::string pickEncoder(const std::string& wanted);
+// Why `wanted` cannot encode here ("" when pickEncoder finds one), for errors.
+std::string missingEncoder(const std::string& wanted);
 
 class VideoOutput {
  public:

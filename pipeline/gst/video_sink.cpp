@@ -129,8 +129,7 @@ class VideoSink : public Sink {
     o.mp4MaxSeconds = p_.mp4_max_seconds;
     o.mp4MaxMegabytes = p_.mp4_max_mb;
     if (ports.devices() != PortSetup::Devices::use) {  // validate: the encoder and the folder checked; nothing started, no port bound
-      if (pickEncoder(o.encoder).empty())
-        ports.fail(o.encoder == "auto" ? "no H.264 encoder is installed (Debian: gstreamer1.0-plugins-ugly for x264enc)" : "encoder '" + o.encoder + "' is not installed here");
+      if (std::string why = missingEncoder(o.encoder); !why.empty()) ports.fail(why);
       if (!o.mp4.empty())
         if (std::string why = whyNotWritable(o.mp4); !why.empty()) ports.fail("cannot write " + o.mp4 + ": " + why);
       return;
