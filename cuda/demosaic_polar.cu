@@ -115,8 +115,9 @@ __device__ __forceinline__ void loadTile(Tile& tile, const Settings& s, const Im
   int first = x0 - kTileLead;  // the sub-image column of tile column 0
   int leftEnd = kWindowEnd, rightBegin = kWindowEnd, rightEnd = kWindowEnd;  // columns read sample by sample: [kWindowBegin, leftEnd), [rightBegin, rightEnd)
   // Mono12p (16-bit samples in the tile): chunks of 12 packed bytes, unpacked into the same 4 words.
+  // The other packings are read sample by sample.
   bool packed = sizeof(T) == 2 && s.format == RawFormat::mono12p;
-  if ((packed && raw.rowsAligned(4)) || (s.format != RawFormat::mono12p && raw.rowsAligned(16))) {
+  if ((packed && raw.rowsAligned(4)) || (!isPacked(s.format) && raw.rowsAligned(16))) {
     // A thread copies one chunk column of every kRowsApart-th row: the divisions once, the loads together.
     constexpr int kPerChunk = 8 / static_cast<int>(sizeof(T)), kChunks = kTileWords / kPerChunk, kRowsApart = kThreads / kChunks;
     constexpr int kPasses = (kRawTileH + kRowsApart - 1) / kRowsApart;
@@ -534,8 +535,11 @@ void launchDemosaic(const Settings& s, ImageView<const uint8_t> raw, int rawWidt
     if (s.fullResolution) {
       demosaicMonoFull<T><<<grid, block, 0, stream>>>(s, raw, outW, outH, out);
     } else {
-      // A group's raw run: 8 bytes (mono8), 12 (Mono12p: 3 * x0 is a multiple of 12) or 16.
-      bool vectorRaw = s.format == RawFormat::mono12p ? raw.rowsAligned(4) : raw.rowsAligned(2 * kMonoGroup * (s.format == RawFormat::mono8 ? 1 : 2));
+      // A group's raw run: 8 bytes (mono8), 12 (Mono12p: 3 * x0 is a multiple of 12) or 16; the
+      // other packings sample by sample.
+      bool vectorRaw = s.format == RawFormat::mono12p ? raw.rowsAligned(4)
+                       : isPacked(s.format)          ? false
+                                                     : raw.rowsAligned(2 * kMonoGroup * (s.format == RawFormat::mono8 ? 1 : 2));
       dim3 groups((outW + 32 * kMonoGroup - 1) / (32 * kMonoGroup), (outH + 7) / 8);
       demosaicMonoHalf<T><<<groups, block, 0, stream>>>(s, raw, outW, outH, out, vectorRaw);
     }

@@ -11,7 +11,12 @@ namespace pp::polar {
 constexpr float kPi = 3.14159265358979f;
 
 enum class Mosaic : uint8_t { mono, rggb };  // polar_mono | polar_rggb
-enum class RawFormat : uint8_t { mono8, mono12, mono12p, mono16 };
+// How raw samples lie in the frame: one byte (mono8); one little-endian 16-bit word holding 10, 12
+// or 16 bits (mono10, mono12, mono16); or packed, the plane then being the camera's bytes (u8):
+// PFNC `p` packing, a bit stream lowest bits first (mono10p: 4 pixels in 5 bytes, mono12p: 2 in 3),
+// or GigE Vision's older `Packed` one (mono10packed, mono12packed: 2 pixels in 3 bytes, the high
+// bits of each pixel in a byte of its own and the low bits of both in the middle byte).
+enum class RawFormat : uint8_t { mono8, mono10, mono12, mono16, mono10p, mono12p, mono10packed, mono12packed };
 enum Colour : uint8_t { R = 0, G = 1, B = 2 };
 
 // Which angle (index into kAngles order 0, 45, 90, 135) sits at each position of the 2x2 block,
@@ -46,7 +51,22 @@ template <class T> struct Planes {
   ImageView<uint8_t> aolpVisual;  // RGB8
 };
 
-PP_HD int maxValue(RawFormat f) { return f == RawFormat::mono8 ? 255 : f == RawFormat::mono16 ? 65535 : 4095; }
+PP_HD int maxValue(RawFormat f) {
+  switch (f) {
+    case RawFormat::mono8: return 255;
+    case RawFormat::mono10:
+    case RawFormat::mono10p:
+    case RawFormat::mono10packed: return 1023;
+    case RawFormat::mono16: return 65535;
+    default: return 4095;
+  }
+}
+// The raw plane holds 16-bit words (else bytes).
+PP_HD bool isWide(RawFormat f) { return f == RawFormat::mono10 || f == RawFormat::mono12 || f == RawFormat::mono16; }
+// Packed formats: bytes of the plane for `pixels` pixels (a whole number of groups); pixels per group.
+PP_HD bool isPacked(RawFormat f) { return f >= RawFormat::mono10p; }
+PP_HD int packedGroupPixels(RawFormat f) { return f == RawFormat::mono10p ? 4 : 2; }
+PP_HD int packedGroupBytes(RawFormat f) { return f == RawFormat::mono10p ? 5 : 3; }
 
 // Reflect-101 (…2 1 | 0 1 2 … n-2 n-1 | n-2 …): keeps the Bayer phase at the border.
 PP_HD int reflect101(int i, int n) {
@@ -131,15 +151,20 @@ PP_HD void storePolarization(const P& out, int x, int y, Stokes s, float maxValu
   }
 }
 
-// One raw sample, whatever the packing. Mono12p: two pixels in three bytes, LSB first (GenICam).
+// One raw sample, whatever the packing (see RawFormat).
 PP_HD int rawSample(const ImageView<const uint8_t>& raw, RawFormat format, int x, int y) {
   const uint8_t* row = raw.row(y);
+  const uint8_t* pair = row + (x >> 1) * 3;  // 2 pixels in 3 bytes
   switch (format) {
     case RawFormat::mono8: return row[x];
-    case RawFormat::mono12p: {
-      const uint8_t* p = row + (x >> 1) * 3;
-      return (x & 1) ? (p[1] >> 4) | (p[2] << 4) : p[0] | ((p[1] & 0x0F) << 8);
+    case RawFormat::mono10p: {  // 10 bits from bit 10x: within the two bytes from its first
+      int bit = 10 * x;
+      const uint8_t* p = row + (bit >> 3);
+      return ((p[0] | (p[1] << 8)) >> (bit & 7)) & 0x3FF;
     }
+    case RawFormat::mono12p: return (x & 1) ? (pair[1] >> 4) | (pair[2] << 4) : pair[0] | ((pair[1] & 0x0F) << 8);
+    case RawFormat::mono10packed: return (x & 1) ? (pair[2] << 2) | ((pair[1] >> 4) & 0x3) : (pair[0] << 2) | (pair[1] & 0x3);
+    case RawFormat::mono12packed: return (x & 1) ? (pair[2] << 4) | (pair[1] >> 4) : (pair[0] << 4) | (pair[1] & 0x0F);
     default: return reinterpret_cast<const uint16_t*>(row)[x];
   }
 }

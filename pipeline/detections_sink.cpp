@@ -1,5 +1,5 @@
-// Sink `detections`: one JSON object per frame and line (source, frame, camera timestamp, host
-// arrival on the steady clock, boxes) for every connected detections input; written as each frame
+// Sink `detections`: one JSON object per frame and line (source, frame, camera timestamp, frame id,
+// exposure, gain and other chunk values, host arrival on the steady clock, boxes) for every connected detections input; written as each frame
 // finishes, so a crash loses at most a line.
 #include <fstream>
 
@@ -52,6 +52,11 @@ class DetectionsSink : public Sink {
     const FrameMeta& m = frame.meta();
     nlohmann::json line = {{"source", m.source}, {"frame", m.sequence}, {"camera_timestamp_ns", m.cameraTimestampNs},
                            {"received_steady_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(m.received.time_since_epoch()).count()}};
+    // What the camera says of this frame (exposure 0: unknown; per frame where it sends chunk data).
+    line["camera_frame_id"] = m.cameraFrameId;
+    line["exposure_us"] = m.exposureUs;
+    line["gain"] = m.gain;
+    if (!m.chunks.empty()) line["chunks"] = m.chunks;
     for (const auto& name : inputs_) {
       nlohmann::json boxes = nlohmann::json::array();
       for (const Box& b : frame.detectionsIn(name)) {

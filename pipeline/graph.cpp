@@ -444,8 +444,8 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& given, const Registry& r
     for (size_t i : g->sources)
       if (g->nodes[i].ok && g->nodes[i].source && !g->nodes[i].source->sharesClock())
         d.error(g->nodes[i].spec->mark, g->nodes[i].spec->keyPath,
-                "pipeline.pair_by is camera_timestamp, but this camera's clock is its own: set ptp: true (IEEE 1588), or trigger every camera from one "
-                "hardware line (trigger: Line0), or pair_by: arrival");
+                "pipeline.pair_by is camera_timestamp, but this camera's clock is its own: set ptp: true (IEEE 1588) on every camera, or pair_by: arrival "
+                "(right for cameras fired by one trigger: a hardware line, or trigger: software with one trigger_group)");
   if (!unchecked.empty())
     d.note("not checked, since they read from nodes with errors or not checked: " + joinList(unchecked, "; "));
   if (!d.empty() || g->uncheckedNodes) return nullptr;
@@ -499,7 +499,8 @@ void Graph::Impl::allocate() {
     for (auto& set : pools[s].sets)
       for (const auto& [port, out] : nodes[s].outputs)
         if (out.spec.kind == PortKind::image)
-          set.images.emplace(port, Image(out.spec.format, out.spec.width, out.spec.height, out.memory, out.spec.pitch ? out.spec.pitch : pitchFor(out.spec.format, out.spec.width)));
+          set.images.emplace(port, Image(out.spec.format, out.spec.width, out.spec.height, out.memory, out.spec.pitch ? out.spec.pitch : pitchFor(out.spec.format, out.spec.width),
+                                          out.spec.tail));
     pools[s].init();
     Source& source = *nodes[s].source;
     if (source.fillsOwnBuffers()) {

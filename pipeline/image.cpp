@@ -33,12 +33,12 @@ size_t pitchFor(Format format, int width) {
 
 Image::Image(Format format, int width, int height, MemoryKind memory) : Image(format, width, height, memory, pitchFor(format, width)) {}
 
-Image::Image(Format format, int width, int height, MemoryKind memory, size_t pitch)
-    : format_(format), width_(width), height_(height), pitch_(pitch), memory_(memory) {
+Image::Image(Format format, int width, int height, MemoryKind memory, size_t pitch, size_t tail)
+    : format_(format), width_(width), height_(height), pitch_(pitch), tail_(tail), memory_(memory) {
   if (width <= 0 || height <= 0) throw std::invalid_argument("image size must be positive, got " + std::to_string(width) + "x" + std::to_string(height));
   if (pitch < pixelBytes(format) * static_cast<size_t>(width)) throw std::invalid_argument("image pitch " + std::to_string(pitch) + " is shorter than a row");
   void* p = nullptr;
-  size_t bytes = pitch_ * static_cast<size_t>(height);
+  size_t bytes = capacity();
   switch (memory) {
     case MemoryKind::host:
       p = std::aligned_alloc(kRowAlignment, bytes);

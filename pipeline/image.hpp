@@ -21,8 +21,9 @@ class Image {
  public:
   Image() = default;
   Image(Format format, int width, int height, MemoryKind memory);
-  // Rows `pitch` bytes apart: packed rows (pitch = row bytes) for buffers a camera fills by DMA.
-  Image(Format format, int width, int height, MemoryKind memory, size_t pitch);
+  // Rows `pitch` bytes apart: packed rows (pitch = row bytes) for buffers a camera fills by DMA;
+  // `tail` more bytes after the last row for what the camera sends after the image (chunk data).
+  Image(Format format, int width, int height, MemoryKind memory, size_t pitch, size_t tail = 0);
 
   Format format() const { return format_; }
   int width() const { return width_; }
@@ -32,6 +33,7 @@ class Image {
   bool empty() const { return !data_; }
   void* data() const { return data_.get(); }
   size_t bytes() const { return pitch_ * static_cast<size_t>(height_); }
+  size_t capacity() const { return bytes() + tail_; }  // the pixels and the tail
 
   template <class T> ImageView<T> view() {
     check<T>();
@@ -52,7 +54,7 @@ class Image {
   };
   Format format_{};
   int width_ = 0, height_ = 0;
-  size_t pitch_ = 0;
+  size_t pitch_ = 0, tail_ = 0;
   MemoryKind memory_ = MemoryKind::host;
   std::unique_ptr<void, Free> data_{nullptr, Free{MemoryKind::host}};
 };

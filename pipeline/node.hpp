@@ -26,6 +26,7 @@ struct PortSpec {
   Format format{};
   int width = 0, height = 0;
   size_t pitch = 0;  // 0: rows aligned to 256 bytes; a camera filling buffers by DMA asks for packed rows
+  size_t tail = 0;   // bytes allocated after the last row, for what a camera sends after the image (chunk data)
   std::string text() const;  // "u8x1 2448x2048" or "detections"
   static PortSpec image(Format f, int w, int h) { return {PortKind::image, f, w, h}; }
   static PortSpec detections() { return {PortKind::detections, {}, 0, 0}; }
@@ -45,10 +46,13 @@ struct FrameMeta {
   uint64_t sequence = 0;        // per source, from 0
   uint64_t cameraTimestampNs = 0;
   Clock::time_point received{};  // host time the frame arrived
-  double exposureUs = 0, gain = 0;
+  uint64_t cameraFrameId = 0;   // the camera's own number for the frame (block id, or its FrameID chunk); 0: none
+  double exposureUs = 0, gain = 0;  // per frame from chunk data where the camera sends it; 0 exposure: unknown
+  std::map<std::string, double> chunks;  // the camera's other chunk values, by feature name (ChunkLineStatusAll, ...)
   std::string mosaic;           // sensor layout of raw planes: "polar_mono", "polar_rggb", "" when not raw
   std::string bayer;            // colour sensors: colour of each 2x2 block ("rggb", "bggr", "grbg", "gbrg"); "" when not known
   int bitDepth = 0;             // significant bits of raw planes; 0: not raw
+  std::string sampleFormat;     // raw planes: how samples lie, as demosaic's pixel_format names it (mono8, mono12p, ...); "" when not known
   bool incomplete = false;
   uint64_t droppedBefore = 0;   // frames a live source dropped just before this one
 };
@@ -137,9 +141,8 @@ class Source {
   // The graph then passes every buffer set once, before the first read; read() names the set each
   // frame is in (SourceFrame::useSet); recycle() gives a set back after its last reader finished.
   virtual bool fillsOwnBuffers() const { return false; }
-  // Whether this source's camera timestamps run on a clock the other sources' share (PTP, or one
-  // hardware trigger): pipeline.pair_by camera_timestamp needs it. Sources that stamp frames
-  // themselves share the host's.
+  // Whether this source's camera timestamps run on a clock the other sources' share (PTP):
+  // pipeline.pair_by camera_timestamp needs it. Sources that stamp frames themselves share the host's.
   virtual bool sharesClock() const { return true; }
   virtual void bindBuffers(const std::vector<BufferSetImages>& sets) {}
   virtual void recycle(size_t set) {}

@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "pipeline/aravis/cameras.hpp"
+#include "pipeline/aravis/software_trigger.hpp"
 #include "pipeline/registry.hpp"
 
 namespace pp::aravis {
@@ -29,6 +30,7 @@ struct AravisParams {
   double exposure_us = 0, gain = -1, frame_rate = 0;
   std::string trigger = "keep";
   double trigger_rate_hz = 0;
+  std::string trigger_group;
   std::string trigger_activation;
   double trigger_delay_us = -1;
   TextMap features;
@@ -45,16 +47,24 @@ struct AravisParams {
   int bit_depth = 0;
   double startup_wait_s = -1;
   bool ptp = false;
+  std::string chunk_data = "keep";
 };
 
 // What a PFNC pixel format name says of its samples: <Type><bits>[p|Packed], e.g. Mono8,
 // PolarizeMono12, BayerRG16, Mono12p. Camera-processed polarization formats (angles, Stokes,
 // DoLP/AoLP) are not raw mosaics.
 struct FormatName {
-  int bits = 0;  // 0: no bit count at the end of the name
+  int bits = 0;  // significant bits; 0: no bit count at the end of the name
   bool packed = false;
-  bool legacyPacked = false;  // GigE Vision 1 "Packed" (Mono12Packed): another bit order than PFNC's "p"
+  bool legacyPacked = false;  // GigE Vision 1 "Packed" (Mono12Packed): two pixels in three bytes, another order than PFNC's "p"
   bool processed = false;
+  // Bits a pixel takes in the frame: 8, 16 (10 to 16-bit samples unpacked), or packed.
+  int wireBits() const { return packed ? (legacyPacked ? 12 : bits) : bits <= 8 ? 8 : 16; }
+  // The samples as demosaic's pixel_format names them (mono8, mono12, mono12p, mono10packed, ...).
+  std::string sampleFormat() const {
+    if (packed) return "mono" + std::to_string(bits) + (legacyPacked ? "packed" : "p");
+    return bits <= 8 ? "mono8" : bits == 10 || bits == 12 ? "mono" + std::to_string(bits) : "mono16";
+  }
 };
 FormatName readFormatName(const std::string& name) {
   FormatName f;
@@ -94,20 +104,24 @@ std::string errorText(GError*& error) {
   return text;
 }
 
-// The pixel formats a camera offers, by name.
-std::vector<std::string> offeredFormats(ArvCamera* camera) {
+// The entries an enumeration feature offers now; none when the camera lacks it.
+std::vector<std::string> enumerationEntries(ArvDevice* device, const char* feature) {
+  if (!arv_device_get_feature(device, feature)) return {};
   guint n = 0;
-  const char** formats = arv_camera_dup_available_pixel_formats_as_strings(camera, &n, nullptr);
-  std::vector<std::string> names(formats, formats + (formats ? n : 0));
-  g_free(formats);
+  const char** entries = arv_device_dup_available_enumeration_feature_values_as_strings(device, feature, &n, nullptr);
+  std::vector<std::string> names(entries, entries + (entries ? n : 0));
+  g_free(entries);
   return names;
 }
+
+// The pixel formats a camera offers, by name.
+std::vector<std::string> offeredFormats(ArvCamera* camera) { return enumerationEntries(arv_camera_get_device(camera), "PixelFormat"); }
 
 std::string regionText(const std::vector<int>& r) {
   return "[" + std::to_string(r[0]) + ", " + std::to_string(r[1]) + ", " + std::to_string(r[2]) + ", " + std::to_string(r[3]) + "]";
 }
 
-class AravisSource : public Source {
+class AravisSource : public Source, private TriggerTarget {
  public:
   using Params = AravisParams;
   static const ParamSchema<Params>& schema() {
@@ -124,6 +138,8 @@ class AravisSource : public Source {
         .add("trigger_rate_hz", &Params::trigger_rate_hz,
              "trigger: software: triggers a second, paced by the clock (a trigger due while every buffer is in the graph is skipped, counted); 0: frame_rate",
              numberIn(0, 10000))
+        .add("trigger_group", &Params::trigger_group,
+             "trigger: software: cameras with the same group name are fired together from one clock, one frame each a tick (a stereo rig); empty: alone")
         .add("trigger_activation", &Params::trigger_activation, "hardware trigger: TriggerActivation (RisingEdge, FallingEdge, ...); empty: keep")
         .add("trigger_delay_us", &Params::trigger_delay_us, "hardware trigger: TriggerDelay in microseconds; -1: keep", numberIn(-1, 1e7))
         .add("features", &Params::features, "any other GenICam features, set in order after the above: {Name: value}")
@@ -140,6 +156,9 @@ class AravisSource : public Source {
              "polar_rggb: colour of each 2x2 polarizer block, put in each frame's metadata; auto: from the pixel format (BayerRG.., PolarizedBayerBG.., ...)",
              oneOf({"auto", "rggb", "bggr", "grbg", "gbrg"}))
         .add("bit_depth", &Params::bit_depth, "significant bits; 0: from the pixel format", intIn(0, 16))
+        .add("chunk_data", &Params::chunk_data,
+             "per-frame metadata the camera sends after each image (frame id, exposure, gain, ...): on (every chunk it offers), off, or keep the camera's setting",
+             oneOf({"keep", "on", "off"}))
         .add("ptp", &Params::ptp, "IEEE 1588 (PTP) on: PtpEnable, or GevIEEE1588 on older cameras; its state and offset in the metrics (camera_ptp_*)")
         .add("startup_wait_s", &Params::startup_wait_s,
              "at start, wait this long for a camera that is not there yet (a PoE camera booting), saying so every 5 s; -1: for ever, 0: fail at once",
@@ -150,6 +169,12 @@ class AravisSource : public Source {
   AravisSource(const Params& p, ParamContext& ctx) : p_(p) {
     if (p.trigger == "software" && p.trigger_rate_hz <= 0 && p.frame_rate <= 0)
       ctx.error("trigger: software needs trigger_rate_hz (or frame_rate): polarpipe fires the triggers");
+    else if (p.trigger == "software") try {
+        trigger_ = SoftwareTrigger::join(p.trigger_group, p.trigger_rate_hz > 0 ? p.trigger_rate_hz : p.frame_rate);
+      } catch (const std::invalid_argument& e) {
+        ctx.error(e.what());
+      }
+    if (p.trigger != "software" && !p.trigger_group.empty()) ctx.error("trigger_group is for trigger: software (cameras fired together by polarpipe)");
     if (p.trigger == "software" || p.trigger == "off" || p.trigger == "keep")
       if (!p.trigger_activation.empty() || p.trigger_delay_us >= 0) ctx.error("trigger_activation and trigger_delay_us are for a hardware trigger (trigger: Line0, ...)");
   }
@@ -177,15 +202,18 @@ class AravisSource : public Source {
     size_t rowBytes = this->rowBytes();
     if (rowBytes % 4)
       ports.fail("camera " + id_ + ": rows of " + std::to_string(rowBytes) + " bytes; choose a Width whose rows are a multiple of 4 bytes (region)");
-    // 12-bit packed frames stay packed: a u8 plane of their bytes, unpacked by demosaic (pixel_format: mono12p).
+    // Packed frames stay packed: a u8 plane of their bytes, unpacked by demosaic (pixel_format: mono12p, ...).
     PortSpec spec = PortSpec::image({depth_, 1}, static_cast<int>(rowBytes / depthBytes(depth_)), height_);
     spec.pitch = rowBytes;  // the camera writes its rows straight into the buffer
+    spec.tail = chunkBytes_;  // and its chunk data after them
     ports.output("raw", spec);
   }
 
   bool live() const override { return true; }
   bool fillsOwnBuffers() const override { return true; }
-  bool sharesClock() const override { return sharesClock_; }
+  // Only PTP makes two cameras' timestamps comparable: a shared trigger fires them together, but
+  // each clock still counts from its own start.
+  bool sharesClock() const override { return p_.ptp; }
 
   void bindBuffers(const std::vector<BufferSetImages>& sets) override {
     std::lock_guard lock(mutex_);
@@ -213,7 +241,7 @@ class AravisSource : public Source {
         arv_camera_start_acquisition(camera_, &error);
         if (error) throw std::runtime_error("camera " + id_ + ": cannot start acquisition: " + errorText(error));
         acquiring_ = true;
-        if (p_.trigger == "software") startTriggers();
+        if (trigger_) trigger_->begin(this);
       }
       ArvBuffer* buffer = arv_stream_timeout_pop_buffer(stream_, 100000);
       updateStatistics();
@@ -238,11 +266,15 @@ class AravisSource : public Source {
       frame.useSet(set);
       FrameMeta& meta = frame.meta();
       meta.cameraTimestampNs = arv_buffer_get_timestamp(buffer);
+      meta.cameraFrameId = arv_buffer_get_frame_id(buffer);
       meta.exposureUs = exposureUs_;
       meta.gain = gain_;
+      meta.chunks.clear();
+      if (status == ARV_BUFFER_STATUS_SUCCESS) readChunks(buffer, meta);
       meta.mosaic = mosaic_;
       meta.bayer = bayer_;
       meta.bitDepth = bitDepth_;
+      meta.sampleFormat = sampleFormat_;
       meta.incomplete = status != ARV_BUFFER_STATUS_SUCCESS;
       ++completed_;
       return true;
@@ -259,10 +291,11 @@ class AravisSource : public Source {
             {"camera_reconnects", "Times the camera was lost and opened again.", &reconnects_},
             {"camera_underruns", "Frames the stream had no free buffer for (the graph held them all).", &underruns_},
             {"camera_frame_gaps", "Frames the camera numbered that never arrived (gaps in the frame id).", &frameGaps_},
+            {"camera_chunk_errors", "Frames whose chunk data could not be read (their metadata is the settings read at start).", &chunkErrors_},
             {"camera_ptp_locked", "1 while the camera's PTP clock follows a master (or is the master), else 0.", &ptpLocked_, true},
             {"camera_ptp_offset_ns", "The camera's PTP offset from its master, in ns (absolute value).", &ptpOffsetNs_, true},
             {"camera_triggers", "Software triggers sent to the camera.", &triggers_},
-            {"camera_triggers_skipped", "Software triggers not sent because every buffer was in the graph.", &triggersSkipped_}};
+            {"camera_triggers_skipped", "Software trigger ticks not sent because every buffer was in the graph (here, or in another camera of its trigger_group).", &triggersSkipped_}};
   }
 
  private:
@@ -281,32 +314,44 @@ class AravisSource : public Source {
     if (!takes(f)) throw std::runtime_error("pixel_format '" + p_.pixel_format + "': " + refusal(p_.pixel_format, f));
     width_ = p_.region[2];
     height_ = p_.region[3];
-    packed12_ = f.packed;
-    depth_ = f.bits <= 8 || f.packed ? Depth::u8 : Depth::u16;
+    useFormat(f);
     return true;
   }
 
   // The raw formats the graph takes: one sample of 8 or 16 bits (10, 12 and 14-bit unpacked samples
-  // come in 16), or 12 bits PFNC-packed (Mono12p, PolarizeMono12p, BayerRG12p: two pixels in three
-  // bytes, lowest bits first), which demosaic unpacks as it reads.
+  // come in 16), or 10 and 12 bits packed, PFNC's way (Mono12p: a bit stream, lowest bits first) or
+  // GigE Vision's older one (Mono12Packed), which demosaic unpacks as it reads.
   static bool takes(const FormatName& f) {
     if (f.processed) return false;
-    if (f.packed) return f.bits == 12 && !f.legacyPacked;
+    if (f.packed) return f.bits == 10 || f.bits == 12;
     return f.bits >= 8 && f.bits <= 16 && f.bits % 2 == 0;
   }
 
-  std::tuple<int, int, Depth, bool> shape() const { return {width_, height_, depth_, packed12_}; }
-  std::string shapeText() const { return std::to_string(width_) + "x" + std::to_string(height_) + " " + (packed12_ ? "Mono12p" : toString(Format{depth_, 1})); }
+  void useFormat(const FormatName& f) {
+    wireBits_ = f.wireBits();
+    sampleFormat_ = f.sampleFormat();
+    depth_ = wireBits_ == 16 ? Depth::u16 : Depth::u8;  // packed frames: a u8 plane of the camera's bytes
+  }
 
-  size_t rowBytes() const { return packed12_ ? static_cast<size_t>(width_) * 3 / 2 : static_cast<size_t>(width_) * depthBytes(depth_); }
+  // What the graph's buffers are made for: size, samples, chunk data.
+  using Shape = std::tuple<int, int, int, std::string, size_t>;
+  Shape shape() const { return {width_, height_, wireBits_, sampleFormat_, chunkBytes_}; }
+  std::string shapeText() const {
+    return std::to_string(width_) + "x" + std::to_string(height_) + " " + sampleFormat_ + (chunkBytes_ ? " + " + std::to_string(chunkBytes_) + " bytes of chunk data" : "");
+  }
+  void restoreShape(const Shape& built) {
+    std::tie(width_, height_, wireBits_, sampleFormat_, chunkBytes_) = built;
+    depth_ = wireBits_ == 16 ? Depth::u16 : Depth::u8;
+  }
+
+  size_t rowBytes() const { return static_cast<size_t>(width_) * static_cast<size_t>(wireBits_) / 8; }
 
   // Why a format is not taken, and what to choose instead.
   static std::string refusal(const std::string& name, const FormatName& f) {
     if (f.processed) return name + " is processed in the camera (angles, Stokes, DoLP or AoLP), not a raw mosaic; choose the raw format (Mono8, Mono12, Mono16, PolarizeMono8, BayerRG8, BayerRG12, ...)";
     std::string stem = name.substr(0, name.find_last_of("0123456789") + 1);
-    if (f.legacyPacked) return name + " is packed the GigE Vision 1 way; choose " + stem + "p (PFNC packing) or " + stem + " (unpacked)";
-    if (f.packed) return name + " is a " + std::to_string(f.bits) + "-bit packing polarpipe does not unpack yet; choose " + stem + " (unpacked) or a 12-bit p format";
-    return name + " has " + std::to_string(f.bits) + " bits a pixel; polarpipe takes one raw sample of 8 to 16 bits, or 12 bits packed (Mono12p)";
+    if (f.packed) return name + " is a " + std::to_string(f.bits) + "-bit packing polarpipe does not unpack; choose " + stem + " (unpacked) or a 10 or 12-bit packed format";
+    return name + " has " + std::to_string(f.bits) + " bits a pixel; polarpipe takes one raw sample of 8 to 16 bits, or 10 and 12 bits packed (Mono12p, Mono12Packed, ...)";
   }
 
   // validate --camera: the camera opened and read, nothing set. The pixel format must be one it
@@ -420,6 +465,7 @@ class AravisSource : public Source {
       arv_device_set_features_from_string(device, (name + "=" + value).c_str(), &error);
       check("feature " + name + " = '" + value + "' rejected");
     }
+    setChunkMode(device);
     if (p_.ptp) {
       const char* enable = arv_device_get_feature(device, "PtpEnable") ? "PtpEnable" : arv_device_get_feature(device, "GevIEEE1588") ? "GevIEEE1588" : nullptr;
       if (!enable) throw std::runtime_error("camera " + id_ + " has neither PtpEnable nor GevIEEE1588: it cannot take part in IEEE 1588 (ptp: true)");
@@ -442,29 +488,40 @@ class AravisSource : public Source {
     std::string name = formatName ? formatName : "?";
     int bits = ARV_PIXEL_FORMAT_BIT_PER_PIXEL(format);
     FormatName named = readFormatName(name);
-    named.bits = bits;
+    if (named.bits == 0) named.bits = bits;  // a vendor's name without its bits
     if (!takes(named)) throw std::runtime_error("camera " + id_ + ": PixelFormat " + name + ": " + refusal(name, named));
-    depth_ = bits == 16 ? Depth::u16 : Depth::u8;
-    packed12_ = bits == 12;
+    if (named.wireBits() != bits)
+      throw std::runtime_error("camera " + id_ + ": PixelFormat " + name + " takes " + std::to_string(bits) + " bits a pixel, not the " +
+                               std::to_string(named.wireBits()) + " its name says; set pixel_format to a PFNC name (Mono12p, Mono12, ...)");
+    useFormat(named);
     size_t payload = arv_camera_get_payload(camera_, &error);
     check("cannot read the payload size");
     size_t frameBytes = rowBytes() * static_cast<size_t>(height_);
-    if (payload != frameBytes)
+    bool chunks = arv_device_get_feature(device, "ChunkModeActive") && arv_camera_get_chunk_mode(camera_, nullptr);
+    if (chunks ? payload < frameBytes : payload != frameBytes)
       throw std::runtime_error("camera " + id_ + ": payload of " + std::to_string(payload) + " bytes is not one " + std::to_string(width_) + "x" +
-                               std::to_string(height_) + " image (" + std::to_string(frameBytes) + "); turn chunk data off (ChunkModeActive)");
+                               std::to_string(height_) + " image (" + std::to_string(frameBytes) + " bytes)" + (chunks ? "" : " and chunk data is off"));
+    chunkBytes_ = payload - frameBytes;
+    findChunks(device, chunks);
     mosaic_ = p_.mosaic != "auto" ? p_.mosaic : name.find("Bayer") != std::string::npos ? "polar_rggb" : "polar_mono";
     bayer_ = mosaic_ != "polar_rggb" ? "" : p_.bayer != "auto" ? p_.bayer : bayerOf(name);
-    bitDepth_ = p_.bit_depth ? p_.bit_depth : name.find("12") != std::string::npos ? 12 : name.find("10") != std::string::npos ? 10 : bits;
+    bitDepth_ = p_.bit_depth ? p_.bit_depth : named.bits;
     checkLayout(device, x, y);
     exposureUs_ = arv_camera_get_exposure_time(camera_, nullptr);
     gain_ = arv_camera_get_gain(camera_, nullptr);
+    for (auto [automatic, value, chunk] : {std::tuple{"ExposureAuto", &exposureUs_, "ChunkExposureTime"}, std::tuple{"GainAuto", &gain_, "ChunkGain"}}) {
+      const char* mode = arv_device_get_feature(device, automatic) ? arv_device_get_string_feature_value(device, automatic, nullptr) : nullptr;
+      if (!mode || std::string(mode) == "Off" || std::any_of(chunkFeatures_.begin(), chunkFeatures_.end(), [&](const ChunkFeature& f) { return f.name == chunk; })) continue;
+      *value = 0;  // changes from frame to frame: unknown without the chunk
+      spdlog::warn("camera {}: {} is {}, so each frame's value is unknown (0 in its metadata) unless the camera sends it as chunk data (chunk_data: on)", id_,
+                   automatic, mode);
+    }
     lostHandler_ = g_signal_connect(device, "control-lost", G_CALLBACK(+[](ArvDevice*, gpointer self) { static_cast<AravisSource*>(self)->lost_ = true; }), this);
     double rate = arv_device_get_float_feature_value(device, frameRateFeature(device), nullptr);
     const char* triggerMode = arv_device_get_string_feature_value(device, "TriggerMode", nullptr);
     const char* triggerSource = arv_device_get_string_feature_value(device, "TriggerSource", nullptr);
     bool triggeredOn = triggerMode && std::string(triggerMode) == "On";
     std::string triggered = triggeredOn ? std::string("triggered by ") + (triggerSource ? triggerSource : "?") : "free running";
-    sharesClock_ = p_.ptp || (triggeredOn && triggerSource && std::string(triggerSource) != "Software");  // PTP, or a hardware line
     spdlog::info("camera {}: {} {}x{}, {}{} ({}-bit), exposure {} us, gain {}, {} at {:.3g} frames/s", id_, name, width_, height_, mosaic_,
                  bayer_.empty() ? "" : " " + bayer_, bitDepth_, exposureUs_, gain_, triggered, rate);
     if (p_.frame_rate > 0 && std::abs(rate - p_.frame_rate) > 0.01 * p_.frame_rate)
@@ -519,41 +576,91 @@ class AravisSource : public Source {
     ptpState_ = state;
   }
 
+  // chunk_data: on switches chunk mode on with every chunk the camera offers; off switches it off.
+  void setChunkMode(ArvDevice* device) {
+    if (p_.chunk_data == "keep") return;
+    if (!arv_device_get_feature(device, "ChunkModeActive")) {
+      if (p_.chunk_data == "on") throw std::runtime_error("camera " + id_ + " has no chunk data (no ChunkModeActive feature): set chunk_data: keep");
+      return;
+    }
+    GError* error = nullptr;
+    arv_camera_set_chunk_mode(camera_, p_.chunk_data == "on", &error);
+    if (error) throw std::runtime_error("camera " + id_ + ": ChunkModeActive " + (p_.chunk_data == "on" ? "true" : "false") + " rejected: " + errorText(error));
+    if (p_.chunk_data == "off") return;
+    for (const std::string& chunk : enumerationEntries(device, "ChunkSelector")) {
+      arv_camera_set_chunk_state(camera_, chunk.c_str(), TRUE, &error);
+      if (error) spdlog::warn("camera {}: chunk {} cannot be switched on: {}", id_, chunk, errorText(error));
+    }
+  }
+
+  // With chunk mode on: the values to read from each frame, Chunk<Selector> for every chunk switched
+  // on that is a number (the image itself and checksums are not features).
+  void findChunks(ArvDevice* device, bool active) {
+    chunkFeatures_.clear();
+    if (chunkParser_) g_object_unref(std::exchange(chunkParser_, nullptr));
+    if (!active) return;
+    std::vector<std::string> names;
+    for (const std::string& chunk : enumerationEntries(device, "ChunkSelector")) {
+      ChunkFeature feature{"Chunk" + chunk};
+      ArvGcNode* node = arv_device_get_feature(device, feature.name.c_str());
+      if (!node || !arv_camera_get_chunk_state(camera_, chunk.c_str(), nullptr)) continue;
+      if (ARV_IS_GC_FLOAT(node)) feature.kind = ChunkFeature::real;
+      else if (ARV_IS_GC_INTEGER(node)) feature.kind = ChunkFeature::integer;
+      else if (ARV_IS_GC_BOOLEAN(node)) feature.kind = ChunkFeature::boolean;
+      else continue;
+      chunkFeatures_.push_back(feature);
+      names.push_back(feature.name);
+    }
+    chunkParser_ = arv_camera_create_chunk_parser(camera_);
+    spdlog::info("camera {}: chunk data on, {} bytes a frame; read from each: {}", id_, chunkBytes_, names.empty() ? "nothing" : joinList(names));
+  }
+
+  // The frame's own metadata from its chunks: exposure, gain and frame id in their fields, the rest
+  // by name. A frame without them keeps the values read at start, counted.
+  void readChunks(ArvBuffer* buffer, FrameMeta& meta) {
+    if (chunkFeatures_.empty()) return;
+    GError* error = nullptr;
+    if (!arv_buffer_has_chunks(buffer)) {
+      g_set_error_literal(&error, ARV_CHUNK_PARSER_ERROR, ARV_CHUNK_PARSER_ERROR_BUFFER_NOT_FOUND, "the frame came without chunk data");
+    }
+    for (size_t i = 0; i < chunkFeatures_.size() && !error; ++i) {
+      const ChunkFeature& f = chunkFeatures_[i];
+      const char* name = f.name.c_str();
+      if (f.name == "ChunkFrameID") {
+        meta.cameraFrameId = static_cast<uint64_t>(arv_chunk_parser_get_integer_value(chunkParser_, buffer, name, &error));
+        continue;
+      }
+      double value = f.kind == ChunkFeature::real      ? arv_chunk_parser_get_float_value(chunkParser_, buffer, name, &error)
+                     : f.kind == ChunkFeature::integer ? static_cast<double>(arv_chunk_parser_get_integer_value(chunkParser_, buffer, name, &error))
+                                                       : arv_chunk_parser_get_boolean_value(chunkParser_, buffer, name, &error);
+      if (f.name == "ChunkExposureTime") meta.exposureUs = value;
+      else if (f.name == "ChunkGain") meta.gain = value;
+      else meta.chunks[f.name] = value;
+    }
+    if (!error) return;
+    if (!chunkErrors_++) spdlog::warn("camera {}: cannot read a frame's chunk data ({}); such frames keep the settings read at start (counted: camera_chunk_errors)", id_, errorText(error));
+    g_clear_error(&error);
+    meta.exposureUs = exposureUs_;
+    meta.gain = gain_;
+    meta.chunks.clear();
+  }
+
   static const char* frameRateFeature(ArvDevice* device) {
     return arv_device_get_feature(device, "AcquisitionFrameRate") ? "AcquisitionFrameRate" : "AcquisitionFrameRateAbs";
   }
 
-  // trigger: software: one trigger every 1 / rate s on a steady clock, while acquiring. A trigger due
-  // while every buffer is in the graph would make a frame with nowhere to land: skipped, counted.
-  void startTriggers() {
-    double rate = p_.trigger_rate_hz > 0 ? p_.trigger_rate_hz : p_.frame_rate;
-    triggering_ = true;
-    triggerThread_ = std::thread([this, period = std::chrono::duration<double>(1.0 / rate)] {
-      auto next = Clock::now();
-      while (triggering_) {
-        bool freeBuffer = false;
-        {
-          std::lock_guard lock(mutex_);
-          for (bool held : inGraph_) freeBuffer = freeBuffer || !held;
-        }
-        if (freeBuffer) {
-          GError* error = nullptr;
-          arv_camera_software_trigger(camera_, &error);
-          if (error) spdlog::warn("camera {}: software trigger failed: {}", id_, errorText(error));
-          else ++triggers_;
-        } else {
-          ++triggersSkipped_;
-        }
-        next += std::chrono::duration_cast<Clock::duration>(period);
-        while (triggering_ && Clock::now() < next) std::this_thread::sleep_for(std::min<Clock::duration>(next - Clock::now(), std::chrono::milliseconds(20)));
-      }
-    });
+  // trigger: software, asked by the group's clock (with its lock held).
+  bool bufferFree() override {
+    std::lock_guard lock(mutex_);
+    return std::find(inGraph_.begin(), inGraph_.end(), false) != inGraph_.end();
   }
-
-  void stopTriggers() {
-    triggering_ = false;
-    if (triggerThread_.joinable()) triggerThread_.join();
+  void fire() override {
+    GError* error = nullptr;
+    arv_camera_software_trigger(camera_, &error);
+    if (error) spdlog::warn("camera {}: software trigger failed: {}", id_, errorText(error));
+    else ++triggers_;
   }
+  void skip() override { ++triggersSkipped_; }
 
   // Caller holds mutex_. A new stream gets every buffer the graph is not holding.
   void startStream() {
@@ -571,7 +678,7 @@ class AravisSource : public Source {
     }
     for (size_t i = 0; i < images_.size(); ++i) {
       if (inGraph_[i]) continue;
-      buffers_[i] = arv_buffer_new_full(images_[i]->bytes(), images_[i]->data(), GSIZE_TO_POINTER(i), nullptr);
+      buffers_[i] = arv_buffer_new_full(images_[i]->capacity(), images_[i]->data(), GSIZE_TO_POINTER(i), nullptr);
       arv_stream_push_buffer(stream_, buffers_[i]);
     }
     statisticsBase_ = {missingPackets_.load(), resentPackets_.load(), underruns_.load()};
@@ -598,11 +705,12 @@ class AravisSource : public Source {
   }
 
   void close() {
-    stopTriggers();
+    if (trigger_) trigger_->end(this);
     std::lock_guard lock(mutex_);
     if (camera_ && acquiring_) arv_camera_stop_acquisition(camera_, nullptr);
     acquiring_ = false;
     if (stream_) g_object_unref(std::exchange(stream_, nullptr));  // frees the buffers queued in it
+    if (chunkParser_) g_object_unref(std::exchange(chunkParser_, nullptr));
     if (camera_) {
       if (lostHandler_) g_signal_handler_disconnect(arv_camera_get_device(camera_), lostHandler_);
       lostHandler_ = 0;
@@ -621,7 +729,7 @@ class AravisSource : public Source {
         open();
         if (shape() != built) {
           std::string came = shapeText();
-          std::tie(width_, height_, depth_, packed12_) = built;
+          restoreShape(built);
           throw CameraChanged("camera " + id_ + " came back with " + came + " frames, but the graph was built for " + shapeText() +
                               " (set region and pixel_format in the config, so that a camera that comes back is set up the same)");
         }
@@ -639,7 +747,7 @@ class AravisSource : public Source {
       } catch (const std::exception& e) {
         spdlog::debug("camera {} not back yet: {}", id_, e.what());
         close();
-        std::tie(width_, height_, depth_, packed12_) = built;
+        restoreShape(built);
       }
       auto until = Clock::now() + wait;
       while (Clock::now() < until && !stopping()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -656,7 +764,8 @@ class AravisSource : public Source {
   bool acquiring_ = false;
   int width_ = 0, height_ = 0;
   Depth depth_ = Depth::u8;
-  bool packed12_ = false;  // 12-bit PFNC-packed frames (a u8 plane of 3 bytes a pixel pair)
+  int wireBits_ = 8;          // bits a pixel takes in the frame (packed: 10 or 12)
+  std::string sampleFormat_;  // demosaic's name for the samples: mono8, mono12p, ...
   std::string mosaic_, bayer_;
   int bitDepth_ = 8;
   double exposureUs_ = 0, gain_ = 0;
@@ -669,11 +778,17 @@ class AravisSource : public Source {
   std::optional<guint64> lastFrameId_;
   std::atomic<uint64_t> completed_{0}, incomplete_{0}, missingPackets_{0}, resentPackets_{0}, timeouts_{0}, reconnects_{0}, triggers_{0}, triggersSkipped_{0}, underruns_{0}, frameGaps_{0}, ptpLocked_{0},
       ptpOffsetNs_{0};
-  bool sharesClock_ = false;
+  struct ChunkFeature {
+    std::string name;  // ChunkExposureTime, ...
+    enum Kind { real, integer, boolean } kind = real;
+  };
+  size_t chunkBytes_ = 0;  // bytes of chunk data after each image
+  std::vector<ChunkFeature> chunkFeatures_;
+  ArvChunkParser* chunkParser_ = nullptr;
+  std::atomic<uint64_t> chunkErrors_{0};
   std::string ptpState_;
   Clock::time_point ptpCheckedAt_{};
-  std::atomic<bool> triggering_{false};
-  std::thread triggerThread_;
+  std::shared_ptr<SoftwareTrigger> trigger_;  // trigger: software
 };
 
 }  // namespace

@@ -58,7 +58,9 @@ std::string encodeFrame(const FrameRecord& r) {
   out.precision(17);
   out << "frame=" << r.frame << " source=" << token(m.source) << " sequence=" << m.sequence << " camera_ts_ns=" << m.cameraTimestampNs
       << " host_ts_ns=" << r.hostTimeNs << " exposure_us=" << m.exposureUs << " gain=" << m.gain << " mosaic=" << token(m.mosaic) << " bayer=" << token(m.bayer)
-      << " bit_depth=" << m.bitDepth << " incomplete=" << (m.incomplete ? 1 : 0) << " planes=";
+      << " bit_depth=" << m.bitDepth << " sample_format=" << token(m.sampleFormat) << " incomplete=" << (m.incomplete ? 1 : 0) << " camera_frame_id=" << m.cameraFrameId;
+  for (const auto& [name, value] : m.chunks) out << " chunk." << token(name) << "=" << value;
+  out << " planes=";
   for (size_t i = 0; i < r.planes.size(); ++i) {
     const PlaneRecord& p = r.planes[i];
     char crc[9];
@@ -89,7 +91,11 @@ RecordLine decodeLine(const std::string& line) {
   r.meta.mosaic = field(f, "mosaic") == "-" ? "" : field(f, "mosaic");
   r.meta.bayer = !f.count("bayer") || field(f, "bayer") == "-" ? "" : field(f, "bayer");  // recordings before it have none
   r.meta.bitDepth = number<int>(f, "bit_depth");
+  r.meta.sampleFormat = !f.count("sample_format") || field(f, "sample_format") == "-" ? "" : field(f, "sample_format");  // recordings before it have none
   r.meta.incomplete = number<int>(f, "incomplete") != 0;
+  r.meta.cameraFrameId = f.count("camera_frame_id") ? number<uint64_t>(f, "camera_frame_id") : 0;  // recordings before it have none
+  for (const auto& [key, value] : f)
+    if (key.rfind("chunk.", 0) == 0) r.meta.chunks[key.substr(6)] = number<double>(f, key);
   std::istringstream planes(field(f, "planes"));
   std::string plane;
   while (std::getline(planes, plane, ',')) {

@@ -1,8 +1,8 @@
 // Raw recordings (sink `record`, source `replay`): a Matroska file with one uncompressed GRAY8
 // video track per recorded plane (16-bit planes as two bytes a sample, little-endian, so the track
 // is twice as wide) and a UTF-8 text track with one line of `key=value` metadata per frame at the
-// frame's time: sequence, timestamps, exposure, gain, mosaic, bit depth, and each plane's size and
-// CRC-32. A last line `end=1 frames=N` marks a finished file, so a truncated one is recognised.
+// frame's time: sequence, timestamps, the camera's frame id, exposure, gain, mosaic, bit depth, the
+// camera's other chunk values (chunk.NAME=value), and each plane's size and CRC-32. A last line `end=1 frames=N` marks a finished file, so a truncated one is recognised.
 // Plain text, not JSON: matroskademux escapes quotes in text tracks.
 #pragma once
 #include <cstdint>
@@ -24,7 +24,7 @@ struct PlaneRecord {
 
 struct FrameRecord {
   uint64_t frame = 0;      // index in the file
-  FrameMeta meta;          // source, sequence, camera timestamp, exposure, gain, mosaic, bit depth, incomplete
+  FrameMeta meta;          // source, sequence, camera timestamp and frame id, exposure, gain, chunks, mosaic, bit depth, incomplete
   int64_t hostTimeNs = 0;  // wall clock when the frame arrived (ns since the epoch)
   std::vector<PlaneRecord> planes;
 };

@@ -196,11 +196,14 @@ class ReplaySource : public Source {
     FrameMeta& meta = frame.meta();
     meta.sequence = record.meta.sequence;
     meta.cameraTimestampNs = record.meta.cameraTimestampNs;
+    meta.cameraFrameId = record.meta.cameraFrameId;
+    meta.chunks = record.meta.chunks;
     meta.exposureUs = record.meta.exposureUs;
     meta.gain = record.meta.gain;
     meta.mosaic = record.meta.mosaic;
     meta.bayer = record.meta.bayer;
     meta.bitDepth = record.meta.bitDepth;
+    meta.sampleFormat = record.meta.sampleFormat;
     meta.incomplete = record.meta.incomplete;
     ++replayed_;
     try {  // damage after this frame is reported on the next read, so this frame still goes through

@@ -22,12 +22,21 @@ using polar::Settings;
 const std::vector<std::string>& outputNames();  // angles s0 s1 s2 dolp aolp aolp_visual
 const char* angleName(int k);                   // "angle_0" ...
 
+// Raw sample formats by name (mono8, mono10, mono12, mono16, mono10p, mono12p, mono10packed,
+// mono12packed: see polar::RawFormat); rawFormatOf throws std::invalid_argument for another name.
+const std::vector<std::string>& rawFormatNames();
+RawFormat rawFormatOf(const std::string& name);
+const std::string& rawFormatName(RawFormat format);
+
 // Size of the outputs for a raw frame, or an error message about the raw size ("" when fine).
 std::string checkRawSize(const Settings& s, int rawWidth, int rawHeight, int& outWidth, int& outHeight);
-// Width in pixels of a raw plane of `planeWidth` samples (Mono12p packs 2 pixels in 3 bytes).
+// Width in pixels of a raw plane `planeWidth` samples (packed: bytes) wide; "" in `problem` unless
+// a packed plane's width is not a whole number of groups (then 0).
 int rawPixelWidth(RawFormat format, int planeWidth);
+int rawPlaneWidth(RawFormat format, int pixels);  // the inverse, for `pixels` a whole number of groups
+std::string checkPlaneWidth(RawFormat format, int planeWidth);
 
-// The raw frame seen as bytes: u8 planes (mono8, mono12p) or u16 planes (mono12, mono16).
+// The raw frame seen as bytes: u8 planes (mono8 and the packed formats) or u16 planes (mono10, mono12, mono16).
 ImageView<const uint8_t> rawBytes(const Image& raw, RawFormat format);
 
 // CPU reference: plain and obviously right.

@@ -16,12 +16,12 @@ class DemosaicRun : public bench::Run {
     int w = size.width / 4 * 4, h = size.height / 4 * 4;
     MemoryKind memory = cuda ? MemoryKind::device : MemoryKind::host;
     std::mt19937 rng(7);
-    bool wide = format == RawFormat::mono12;
-    int rawWidth = format == RawFormat::mono12p ? w * 3 / 2 : w;  // Mono12p: the packed bytes as a u8 plane
+    bool wide = polar::isWide(format);
+    int rawWidth = rawPlaneWidth(format, w);  // packed: the camera's bytes as a u8 plane
     Image host(Format{wide ? Depth::u16 : Depth::u8, 1}, rawWidth, h, MemoryKind::host);
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < rawWidth; ++x)
-        if (wide) host.view<uint16_t>().at(x, y) = static_cast<uint16_t>(rng() & 0x0FFF);
+        if (wide) host.view<uint16_t>().at(x, y) = static_cast<uint16_t>(rng() & static_cast<unsigned>(polar::maxValue(format)));
         else host.view<uint8_t>().at(x, y) = static_cast<uint8_t>(rng());
     bytes_ = static_cast<double>(pixelBytes(host.format())) * rawWidth * h;
     for (int i = 0; i < sets; ++i) {

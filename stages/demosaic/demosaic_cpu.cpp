@@ -1,4 +1,6 @@
 // The reference: separate each angle's sub-image, demosaic it, then compute Stokes per pixel.
+#include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 #include "stages/demosaic/demosaic.hpp"
@@ -115,7 +117,31 @@ const char* angleName(int k) {
   return names[k];
 }
 
-int rawPixelWidth(RawFormat format, int planeWidth) { return format == RawFormat::mono12p ? planeWidth * 2 / 3 : planeWidth; }
+const std::vector<std::string>& rawFormatNames() {
+  static const std::vector<std::string> names = {"mono8", "mono10", "mono12", "mono16", "mono10p", "mono12p", "mono10packed", "mono12packed"};
+  return names;
+}
+
+RawFormat rawFormatOf(const std::string& name) {
+  const auto& names = rawFormatNames();
+  auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) throw std::invalid_argument("unknown raw pixel format '" + name + "'");
+  return static_cast<RawFormat>(it - names.begin());
+}
+
+const std::string& rawFormatName(RawFormat format) { return rawFormatNames().at(static_cast<size_t>(format)); }
+
+int rawPixelWidth(RawFormat format, int planeWidth) {
+  return isPacked(format) ? planeWidth / packedGroupBytes(format) * packedGroupPixels(format) : planeWidth;
+}
+
+int rawPlaneWidth(RawFormat format, int pixels) { return isPacked(format) ? pixels / packedGroupPixels(format) * packedGroupBytes(format) : pixels; }
+
+std::string checkPlaneWidth(RawFormat format, int planeWidth) {
+  if (!isPacked(format) || planeWidth % packedGroupBytes(format) == 0) return "";
+  return "a " + rawFormatName(format) + " plane holds " + std::to_string(packedGroupPixels(format)) + " pixels in every " + std::to_string(packedGroupBytes(format)) +
+         " bytes, so its width in bytes must be a multiple of " + std::to_string(packedGroupBytes(format)) + "; it is " + std::to_string(planeWidth);
+}
 
 std::string checkRawSize(const Settings& s, int rawWidth, int rawHeight, int& outWidth, int& outHeight) {
   int period = s.mosaic == Mosaic::rggb ? 4 : 2;
@@ -129,7 +155,7 @@ std::string checkRawSize(const Settings& s, int rawWidth, int rawHeight, int& ou
 }
 
 ImageView<const uint8_t> rawBytes(const Image& raw, RawFormat format) {
-  bool wide = format == RawFormat::mono12 || format == RawFormat::mono16;
+  bool wide = isWide(format);
   if (wide != (raw.format().depth == Depth::u16) || raw.format().channels != 1)
     throw std::invalid_argument("raw plane of format " + toString(raw.format()) + " does not hold " + (wide ? "16-bit" : "8-bit") + " samples");
   return {static_cast<const uint8_t*>(raw.data()), raw.width(), raw.height(), raw.pitch(), 1, raw.memory()};

@@ -31,8 +31,10 @@ class DemosaicStage : public Stage {
   static const ParamSchema<Params>& schema() {
     static const auto schema = ParamSchema<Params>()
         .add("mosaic", &Params::mosaic, "polar_mono (IMX250MZR) or polar_rggb (IMX250MYR: 2x2 polarizer blocks on an RGGB grid)", oneOf({"polar_mono", "polar_rggb"}))
-        .add("pixel_format", &Params::pixel_format, "raw samples: 8-bit, 12-bit unpacked (u16), 12-bit packed (GenICam Mono12p, u8 plane), 16-bit",
-             oneOf({"mono8", "mono12", "mono12p", "mono16"}))
+        .add("pixel_format", &Params::pixel_format,
+             "raw samples: mono8; mono10, mono12, mono16 (u16 plane); packed as the camera sends them (u8 plane): mono10p, mono12p (PFNC), mono10packed, "
+             "mono12packed (GigE Vision's older packing)",
+             oneOf(rawFormatNames()))
         .add("angles", &Params::angles, "polarizer angle at each pixel of the 2x2 block, row-major (IMX250MZR: 90, 45, 135, 0)", anglePermutation())
         .add("bayer", &Params::bayer, "colour of each 2x2 block over the 4x4 period (polar_rggb)", oneOf({"rggb", "bggr", "grbg", "gbrg"}))
         .add("resolution", &Params::resolution, "polar_mono: half (super-pixels) or full (each angle interpolated)", oneOf({"half", "full"}))
@@ -42,7 +44,7 @@ class DemosaicStage : public Stage {
 
   DemosaicStage(const Params& p, ParamContext& ctx) : outputs_(p.outputs) {
     settings_.mosaic = p.mosaic == "polar_mono" ? Mosaic::mono : Mosaic::rggb;
-    settings_.format = p.pixel_format == "mono8" ? RawFormat::mono8 : p.pixel_format == "mono12" ? RawFormat::mono12 : p.pixel_format == "mono12p" ? RawFormat::mono12p : RawFormat::mono16;
+    settings_.format = rawFormatOf(p.pixel_format);
     for (int i = 0; i < 4; ++i) settings_.layout.angleAt[i] = static_cast<uint8_t>(p.angles[static_cast<size_t>(i)] / 45);
     static const std::map<std::string, std::array<uint8_t, 4>> bayers = {
         {"rggb", {polar::R, polar::G, polar::G, polar::B}}, {"bggr", {polar::B, polar::G, polar::G, polar::R}},
@@ -59,15 +61,11 @@ class DemosaicStage : public Stage {
   void setup(PortSetup& ports) override {
     cuda_ = ports.backend() == Backend::cuda;
     for (const auto& plane : planesFor(settings_, outputs_)) names_.push_back(plane.name);
-    bool wide = settings_.format == RawFormat::mono12 || settings_.format == RawFormat::mono16;
-    const PortSpec* raw = ports.imageInput("raw", {{wide ? Depth::u16 : Depth::u8, 1}});
+    const PortSpec* raw = ports.imageInput("raw", {{polar::isWide(settings_.format) ? Depth::u16 : Depth::u8, 1}});
     if (!raw) return;
-    if (settings_.format == RawFormat::mono12p && raw->width % 3) {
-      ports.fail("a Mono12p plane is 3 bytes per 2 pixels, so its width in bytes must be a multiple of 3; " + ports.upstreamName("raw") + " is " + std::to_string(raw->width) + " wide");
-      return;
-    }
     int width = 0, height = 0;
-    std::string problem = checkRawSize(settings_, rawPixelWidth(settings_.format, raw->width), raw->height, width, height);
+    std::string problem = checkPlaneWidth(settings_.format, raw->width);
+    if (problem.empty()) problem = checkRawSize(settings_, rawPixelWidth(settings_.format, raw->width), raw->height, width, height);
     if (!problem.empty()) {
       ports.fail(ports.upstreamName("raw") + ": " + problem);
       return;
@@ -83,6 +81,10 @@ class DemosaicStage : public Stage {
     const std::string& phase = ctx.meta().bayer;
     if (settings_.mosaic == Mosaic::rggb && !phase.empty() && phase != bayer_)
       throw std::runtime_error("the camera's 2x2 blocks are " + phase + " (from its pixel format), but this stage reads them as " + bayer_ + " (set bayer: " + phase + ")");
+    const std::string& samples = ctx.meta().sampleFormat;
+    if (!samples.empty() && samples != rawFormatName(settings_.format))
+      throw std::runtime_error("the frame's samples are " + samples + " (from the camera's pixel format), but this stage reads " + rawFormatName(settings_.format) +
+                               " (set pixel_format: " + samples + ")");
     std::map<std::string, Image*> out;
     for (const auto& name : names_) out[name] = &ctx.out(name);
     run(settings_, ctx.in("raw"), out, cuda_, ctx.stream());

@@ -57,8 +57,8 @@ TEST_P(RandomRaw, CudaMatchesTheCpuReference) {
   s.format = c.format;
   s.fullResolution = c.full;
   s.layout = {{3, 0, 1, 2}, {polar::G, polar::B, polar::R, polar::G}};  // a non-default angle order and Bayer phase
-  int planeWidth = c.format == RawFormat::mono12p ? c.width * 3 / 2 : c.width;
-  bool wide = c.format == RawFormat::mono12 || c.format == RawFormat::mono16;
+  int planeWidth = demosaic::rawPlaneWidth(c.format, c.width);
+  bool wide = polar::isWide(c.format);
   for (int round = 0; round < 3; ++round) {  // fresh inputs each time
     Image raw = test::randomImage({wide ? Depth::u16 : Depth::u8, 1}, planeWidth, c.height);
     size_t rowPadding = round == 2 ? 4 : 0;
@@ -67,9 +67,9 @@ TEST_P(RandomRaw, CudaMatchesTheCpuReference) {
       copyImage(raw, padded, nullptr);
       raw = std::move(padded);
     }
-    if (c.format == RawFormat::mono12)
+    if (wide)  // within the format's bits (any byte decodes in the packed formats)
       for (int y = 0; y < c.height; ++y)
-        for (int x = 0; x < c.width; ++x) raw.view<uint16_t>().at(x, y) &= 0x0FFF;
+        for (int x = 0; x < c.width; ++x) raw.view<uint16_t>().at(x, y) &= static_cast<uint16_t>(polar::maxValue(c.format));
     expectMatch(demosaicPlanes(s, raw, kAll, true, rowPadding), demosaicPlanes(s, raw, kAll, false), "random " + std::to_string(round));
   }
 }
@@ -90,7 +90,13 @@ INSTANTIATE_TEST_SUITE_P(Formats, RandomRaw,
                                            RandomCase{Mosaic::mono, RawFormat::mono12p, false, 2 * 30, 2 * 11},
                                            // Mono12p in 12-byte chunks: tiles and groups across the width, and a partial last group
                                            RandomCase{Mosaic::rggb, RawFormat::mono12p, false, 2448 / 4 + 4 * 7, 4 * 37},
-                                           RandomCase{Mosaic::mono, RawFormat::mono12p, false, 2 * 4 * 35 + 2 * 3, 2 * 9}));
+                                           RandomCase{Mosaic::mono, RawFormat::mono12p, false, 2 * 4 * 35 + 2 * 3, 2 * 9},
+                                           // the other packings and 10-bit samples, read sample by sample
+                                           RandomCase{Mosaic::rggb, RawFormat::mono10p, false, 4 * 51, 4 * 17},
+                                           RandomCase{Mosaic::mono, RawFormat::mono10p, false, 4 * 41, 2 * 11},
+                                           RandomCase{Mosaic::rggb, RawFormat::mono12packed, false, 4 * 51, 4 * 17},
+                                           RandomCase{Mosaic::mono, RawFormat::mono10packed, true, 2 * 33, 2 * 13},
+                                           RandomCase{Mosaic::rggb, RawFormat::mono10, false, 4 * 33, 4 * 9}));
 
 TEST(SyntheticFrames, CudaMatchesTheCpuReferenceOnRealPictures) {
   REQUIRE_GPU();

@@ -1,19 +1,28 @@
 // The aravis source against Aravis' fake GigE Vision camera on loopback: frames bit for bit through
 // the graph, packet loss, a camera that goes away and comes back, a stereo pair, clear errors.
+#include <arpa/inet.h>
 #include <arv.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
+#include "pipeline/aravis/software_trigger.hpp"
 #include "pipeline/graph.hpp"
 #include "pipeline/image_io.hpp"
 #include "stages/demosaic/demosaic.hpp"
 #include "stages/demosaic/synth.hpp"
 #include "stages/register.hpp"
+#include "tests/demosaic_support.hpp"
 #include "tests/graph_support.hpp"
 #include "tests/process_support.hpp"
 
@@ -50,31 +59,39 @@ std::vector<uint8_t> expectedFrame(uint64_t index) {
   return bytes;
 }
 
-// Frame `index` as 12-bit samples (the mosaic x 16 plus a ramp in the low bits) packed the PFNC way
-// (Mono12p: two pixels in three bytes, lowest bits first), width x height pixels of the mosaic.
-std::vector<uint8_t> packedFrame(uint64_t index, int width, int height) {
+// The packed formats the tests' camera offers, by PFNC value, and how demosaic names them.
+const std::map<ArvPixelFormat, polar::RawFormat>& packings() {
+  static const std::map<ArvPixelFormat, polar::RawFormat> all = {{0x010C0047, polar::RawFormat::mono12p},      {0x010A0046, polar::RawFormat::mono10p},
+                                                                 {0x010C0006, polar::RawFormat::mono12packed}, {0x010C0004, polar::RawFormat::mono10packed},
+                                                                 {0x010C0059, polar::RawFormat::mono12p}};  // BayerRG12p
+  return all;
+}
+
+// Frame `index` as 10 or 12-bit samples (the mosaic scaled up, a ramp in the low bits) packed as
+// `format` packs them, width x height pixels of the mosaic.
+std::vector<uint8_t> packedFrame(uint64_t index, int width, int height, polar::RawFormat format) {
   const Image& m = mosaics()[index % mosaics().size()];
-  std::vector<uint8_t> bytes(static_cast<size_t>(width) * height * 3 / 2);
+  int low = polar::maxValue(format) == 1023 ? 2 : 4;
+  Image samples({Depth::u16, 1}, width, height, MemoryKind::host);
   for (int y = 0; y < height; ++y)
-    for (int x = 0; x < width; x += 2) {
-      auto sample = [&](int xx) { return (m.view<uint8_t>().at(xx % m.width(), y % m.height()) << 4) | ((xx + y + static_cast<int>(index)) & 15); };
-      int a = sample(x), b = sample(x + 1);
-      uint8_t* p = bytes.data() + (static_cast<size_t>(y) * width + x) / 2 * 3;
-      p[0] = static_cast<uint8_t>(a & 0xFF), p[1] = static_cast<uint8_t>((a >> 8) | ((b & 0x0F) << 4)), p[2] = static_cast<uint8_t>(b >> 4);
-    }
+    for (int x = 0; x < width; ++x)
+      samples.view<uint16_t>().at(x, y) = static_cast<uint16_t>(m.view<uint8_t>().at(x % m.width(), y % m.height()) << low | ((x + y + static_cast<int>(index)) & ((1 << low) - 1)));
+  Image packed = test::packRaw(samples, format);
+  std::vector<uint8_t> bytes;
+  for (int y = 0; y < height; ++y) bytes.insert(bytes.end(), packed.view<uint8_t>().row(y), packed.view<uint8_t>().row(y) + packed.width());
   return bytes;
 }
 
-// Aravis' fake camera's GenICam XML with the 12-bit PFNC packed formats of polarization cameras
-// added to its PixelFormat (Mono12p 0x010C0047, BayerRG12p 0x010C0059); its PayloadSize formula
-// already counts bits a pixel.
-std::string polarizationCameraXml(const test::TempDir& dir) {
+// Aravis' fake camera's GenICam XML with the packed formats of polarization cameras added to its
+// PixelFormat (packings()); its PayloadSize formula already counts bits a pixel.
+std::string polarizationCameraXmlText() {
   ArvFakeCamera* model = arv_fake_camera_new("model");
   size_t size = 0;
   std::string xml(arv_fake_camera_get_genicam_xml(model, &size));
   g_object_unref(model);
-  std::string entries = "<EnumEntry Name=\"Mono12p\" NameSpace=\"Standard\"><Value>17563719</Value></EnumEntry>"
-                        "<EnumEntry Name=\"BayerRG12p\" NameSpace=\"Standard\"><Value>17563737</Value></EnumEntry>";
+  std::string entries;
+  for (auto [name, value] : {std::pair{"Mono12p", 0x010C0047}, {"BayerRG12p", 0x010C0059}, {"Mono10p", 0x010A0046}, {"Mono12Packed", 0x010C0006}, {"Mono10Packed", 0x010C0004}})
+    entries += "<EnumEntry Name=\"" + std::string(name) + "\" NameSpace=\"Standard\"><Value>" + std::to_string(value) + "</Value></EnumEntry>";
   auto at = xml.find("<pValue>PixelFormatRegister</pValue>");
   EXPECT_NE(at, std::string::npos);
   xml.insert(at, entries);
@@ -96,7 +113,52 @@ std::string polarizationCameraXml(const test::TempDir& dir) {
   at = xml.rfind("</RegisterDescription>");
   EXPECT_NE(at, std::string::npos);
   xml.insert(at, ptp);
+  return xml;
+}
+
+std::string polarizationCameraXml(const test::TempDir& dir) {
   std::string path = dir / "polarization-camera.xml";
+  std::ofstream(path) << polarizationCameraXmlText();
+  return path;
+}
+
+// Chunk data as SFNC names it: ChunkModeActive, ChunkSelector and a ChunkEnable per selector, and
+// two chunks after the image: 0x1001 holds ChunkFrameID (8 bytes) and ChunkExposureTime (a double),
+// 0x1002 ChunkGain (a double) and ChunkLineStatusAll (4 bytes); all big-endian. PayloadSize counts
+// them when chunk mode is on.
+constexpr uint32_t kFrameChunk = 0x1001, kIoChunk = 0x1002, kImageChunk = 0xA5A5A5A5;
+constexpr size_t kChunkBytes = 8 + (16 + 8) + (12 + 8);  // the image's chunk trailer, then each chunk and its trailer
+std::string chunkCameraXml(const test::TempDir& dir) {
+  std::string xml = polarizationCameraXmlText();
+  auto reg = [](const std::string& name, const std::string& address, const std::string& port, int length, const std::string& extra = "") {
+    return "<IntReg Name=\"" + name + "\" NameSpace=\"Custom\"><Address>" + address + "</Address>" + extra + "<Length>" + std::to_string(length) +
+           "</Length><AccessMode>RW</AccessMode><pPort>" + port + "</pPort><Sign>Unsigned</Sign><Endianess>BigEndian</Endianess></IntReg>";
+  };
+  auto floatReg = [](const std::string& name, const std::string& address, const std::string& port) {
+    return "<FloatReg Name=\"" + name + "\" NameSpace=\"Standard\"><Address>" + address + "</Address><Length>8</Length><AccessMode>RO</AccessMode><pPort>" + port +
+           "</pPort><Endianess>BigEndian</Endianess></FloatReg>";
+  };
+  std::string chunks =
+      "<Boolean Name=\"ChunkModeActive\" NameSpace=\"Standard\"><pValue>ChunkModeRegister</pValue><OnValue>1</OnValue><OffValue>0</OffValue></Boolean>" +
+      reg("ChunkModeRegister", "0x4010", "Device", 4) +
+      "<Enumeration Name=\"ChunkSelector\" NameSpace=\"Standard\"><EnumEntry Name=\"FrameID\"><Value>0</Value></EnumEntry>"
+      "<EnumEntry Name=\"ExposureTime\"><Value>1</Value></EnumEntry><EnumEntry Name=\"Gain\"><Value>2</Value></EnumEntry>"
+      "<EnumEntry Name=\"LineStatusAll\"><Value>3</Value></EnumEntry><pValue>ChunkSelectorRegister</pValue></Enumeration>" +
+      reg("ChunkSelectorRegister", "0x4014", "Device", 4) +
+      "<Boolean Name=\"ChunkEnable\" NameSpace=\"Standard\"><pValue>ChunkEnableRegister</pValue><OnValue>1</OnValue><OffValue>0</OffValue></Boolean>" +
+      reg("ChunkEnableRegister", "0x4020", "Device", 4, "<pIndex Offset=\"4\">ChunkSelectorRegister</pIndex>") +
+      "<Port Name=\"FrameChunkPort\" NameSpace=\"Custom\"><ChunkID>1001</ChunkID></Port>"
+      "<Port Name=\"IoChunkPort\" NameSpace=\"Custom\"><ChunkID>1002</ChunkID></Port>" +
+      reg("ChunkFrameID", "0", "FrameChunkPort", 8) + floatReg("ChunkExposureTime", "8", "FrameChunkPort") + floatReg("ChunkGain", "0", "IoChunkPort") +
+      reg("ChunkLineStatusAll", "8", "IoChunkPort", 4);
+  auto at = xml.rfind("</RegisterDescription>");
+  xml.insert(at, chunks);
+  std::string formula = "<Formula>WIDTH * HEIGHT * ((PIXELFORMAT>>16)&amp;0xFF) / 8</Formula>";
+  at = xml.find(formula);
+  EXPECT_NE(at, std::string::npos);
+  xml.replace(at, formula.size(), "<pVariable Name=\"CHUNKS\">ChunkModeRegister</pVariable><Formula>WIDTH * HEIGHT * ((PIXELFORMAT>>16)&amp;0xFF) / 8 + CHUNKS * " +
+                                      std::to_string(kChunkBytes) + "</Formula>");
+  std::string path = dir / "chunk-camera.xml";
   std::ofstream(path) << xml;
   return path;
 }
@@ -121,8 +183,8 @@ class FakeCamera {
     // The buffer's filled size is set after this call; its image size is known already.
     auto* data = static_cast<uint8_t*>(const_cast<void*>(arv_buffer_get_data(buffer, nullptr)));
     int width = arv_buffer_get_image_width(buffer), height = arv_buffer_get_image_height(buffer);
-    if (ARV_PIXEL_FORMAT_BIT_PER_PIXEL(format) == 12) {
-      auto frame = packedFrame(fake->served_++, width, height);
+    if (packings().count(format)) {
+      auto frame = packedFrame(fake->served_++, width, height, packings().at(format));
       std::memcpy(data, frame.data(), frame.size());
       return;
     }
@@ -132,6 +194,116 @@ class FakeCamera {
   }
   ArvGvFakeCamera* camera_;
   uint64_t served_ = 0;
+};
+
+// A camera that sends chunk data after each image. Aravis' fake camera answers the control channel
+// (chunkCameraXml()) but sends no chunks, so it is held in software trigger mode, never triggered,
+// and this class streams instead: GVSP (leader, payload packets, trailer) to the address the stream
+// wrote into the camera, at about 100 frames a second, each frame expectedFrame(n) followed by its
+// chunks. The values it sent are kept by the camera's frame id.
+class ChunkCamera {
+ public:
+  struct Sent {
+    double exposureUs, gain;
+    uint32_t lines;
+    uint64_t index;  // expectedFrame(index)
+  };
+
+  ChunkCamera(const std::string& address, const std::string& serial, const test::TempDir& dir) : fake_(address, serial, 0, chunkCameraXml(dir)) {
+    arv_fake_camera_write_register(fake_.model(), ARV_FAKE_CAMERA_REGISTER_TRIGGER_MODE, 1);
+    arv_fake_camera_write_register(fake_.model(), ARV_FAKE_CAMERA_REGISTER_TRIGGER_SOURCE, 1);  // Software
+    socket_ = ::socket(AF_INET, SOCK_DGRAM, 0);
+    thread_ = std::thread([this] { stream(); });
+  }
+  ~ChunkCamera() {
+    stop_ = true;
+    thread_.join();
+    ::close(socket_);
+  }
+  std::map<uint64_t, Sent> sent() {
+    std::lock_guard lock(mutex_);
+    return sent_;
+  }
+
+ private:
+  static void put32(std::vector<uint8_t>& out, uint32_t v) {
+    for (int shift : {24, 16, 8, 0}) out.push_back(static_cast<uint8_t>(v >> shift));
+  }
+  static void put64(std::vector<uint8_t>& out, uint64_t v) {
+    put32(out, static_cast<uint32_t>(v >> 32));
+    put32(out, static_cast<uint32_t>(v));
+  }
+  static void putDouble(std::vector<uint8_t>& out, double d) {
+    uint64_t v;
+    std::memcpy(&v, &d, sizeof v);
+    put64(out, v);
+  }
+  // GVSP header: status 0, 16-bit block id, content type and packet id.
+  static std::vector<uint8_t> header(uint16_t block, uint8_t content, uint32_t packet) {
+    std::vector<uint8_t> out = {0, 0, static_cast<uint8_t>(block >> 8), static_cast<uint8_t>(block)};
+    put32(out, (static_cast<uint32_t>(content) << 24) | (packet & 0xFFFFFF));
+    return out;
+  }
+  uint32_t reg(uint32_t address) {
+    guint32 value = 0;
+    arv_fake_camera_read_register(fake_.model(), address, &value);
+    return value;
+  }
+
+  void stream() {
+    uint16_t block = 0;
+    uint64_t index = 0;
+    while (!stop_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      GSocketAddress* address = arv_fake_camera_get_acquisition_status(fake_.model()) ? arv_fake_camera_get_stream_address(fake_.model()) : nullptr;
+      if (!address) continue;
+      sockaddr_in to{};
+      bool ok = g_socket_address_to_native(address, &to, sizeof to, nullptr) && to.sin_port != 0;
+      g_object_unref(address);
+      if (!ok) continue;
+      block = static_cast<uint16_t>(block % 0xFFFF + 1);  // 1 .. 65535: 0 is no block
+      bool chunks = reg(0x4010) != 0;
+      Sent values{1000.0 + block * 10, 0.5 * block, static_cast<uint32_t>(block & 15), index};
+      std::vector<uint8_t> payload = expectedFrame(index++);
+      if (chunks) {
+        put32(payload, kImageChunk);
+        put32(payload, static_cast<uint32_t>(payload.size() - 4));
+        put64(payload, block), putDouble(payload, values.exposureUs), put32(payload, kFrameChunk), put32(payload, 16);
+        putDouble(payload, values.gain), put32(payload, values.lines), put32(payload, kIoChunk), put32(payload, 12);
+      }
+      {
+        std::lock_guard lock(mutex_);
+        sent_[block] = values;
+      }
+      // Leader: flags, payload type (image, with chunks: the extended chunk bit), timestamp, pixel format, size, offset, padding.
+      std::vector<uint8_t> leader = header(block, 1, 0);
+      leader.insert(leader.end(), {0, 0, static_cast<uint8_t>(chunks ? 0x40 : 0), 1});
+      put64(leader, block * 10000000ull);
+      for (uint32_t v : {reg(ARV_FAKE_CAMERA_REGISTER_PIXEL_FORMAT), static_cast<uint32_t>(kWidth), static_cast<uint32_t>(kHeight), 0u, 0u, 0u}) put32(leader, v);
+      send(leader, to);
+      size_t perPacket = (reg(0x0d04) & 0xFFFF) - 36;  // GevSCPSPacketSize less IP, UDP and GVSP headers
+      uint32_t packet = 1;
+      for (size_t offset = 0; offset < payload.size(); offset += perPacket, ++packet) {
+        std::vector<uint8_t> data = header(block, 3, packet);
+        data.insert(data.end(), payload.begin() + static_cast<long>(offset), payload.begin() + static_cast<long>(std::min(payload.size(), offset + perPacket)));
+        send(data, to);
+      }
+      std::vector<uint8_t> trailer = header(block, 2, packet);
+      put32(trailer, 1);
+      put32(trailer, kHeight);
+      send(trailer, to);
+    }
+  }
+  void send(const std::vector<uint8_t>& packet, const sockaddr_in& to) {
+    ::sendto(socket_, packet.data(), packet.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+  }
+
+  FakeCamera fake_;
+  int socket_ = -1;
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::map<uint64_t, Sent> sent_;
+  std::thread thread_;
 };
 
 Registry& registry() {
@@ -353,6 +525,41 @@ TEST(Aravis, SoftwareTriggersMakeTheFrames) {
   expectServedFrames(kept("triggered"), "raw");
 }
 
+// One clock for a rig: every tick fires each acquiring camera of the group once, a camera without
+// a free buffer holds the whole tick back (so the rig's frames stay in step), a camera that ends is
+// not fired again, and a group fires at one rate.
+TEST(SoftwareTrigger, FiresTheCamerasOfAGroupTogether) {
+  struct Camera : aravis::TriggerTarget {
+    std::atomic<bool> free{true};
+    std::atomic<int> fired{0}, skipped{0};
+    bool bufferFree() override { return free; }
+    void fire() override { ++fired; }
+    void skip() override { ++skipped; }
+  } left, right;
+  auto group = aravis::SoftwareTrigger::join("rig-test", 50);
+  EXPECT_EQ(aravis::SoftwareTrigger::join("rig-test", 50), group) << "one clock for the group";
+  EXPECT_THROW(aravis::SoftwareTrigger::join("rig-test", 40), std::invalid_argument);
+  EXPECT_NE(aravis::SoftwareTrigger::join("", 50), group) << "no name: a camera alone";
+  group->begin(&left);
+  group->begin(&right);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  right.free = false;  // the graph holds every buffer of the right camera
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  int firedWhileFree = left.fired;
+  group->end(&left);
+  group->end(&right);
+  right.free = true;
+  int firedLeft = left.fired, firedRight = right.fired;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(left.fired, firedLeft) << "a camera that ended is not fired";
+  EXPECT_GE(firedLeft, 15);
+  EXPECT_LE(firedLeft, 40) << "about 25 ticks in 0.5 s at 50 Hz";
+  EXPECT_EQ(firedLeft, firedRight) << "both cameras fired on every tick";
+  EXPECT_EQ(firedLeft, firedWhileFree) << "no tick fired while one camera had no buffer";
+  EXPECT_EQ(left.skipped, right.skipped);
+  EXPECT_GE(left.skipped, 10) << "the held-back ticks are counted by both";
+}
+
 // trigger: keep with a frame_rate keeps the trigger the camera was set up with (Aravis'
 // arv_camera_set_frame_rate turns every trigger off).
 TEST(Aravis, AFrameRateKeepsTheCamerasTrigger) {
@@ -436,41 +643,59 @@ TEST(Aravis, ACameraThatComesBackWithAnotherSizeIsRefused) {
   for (int i = 0; i < 300 && failure.empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   if (failure.empty()) graph->stop();
   running.join();
-  EXPECT_NE(failure.find("came back with 512x512 u8x1 frames, but the graph was built for 512x480 u8x1"), std::string::npos) << failure;
+  EXPECT_NE(failure.find("came back with 512x512 mono8 frames, but the graph was built for 512x480 mono8"), std::string::npos) << failure;
 }
 
-// 12-bit packed frames (Mono12p) land packed in the graph's buffers and demosaic unpacks them as it
-// reads: the camera path's output equals the demosaic of the same bytes from memory (as from a file).
-TEST(Aravis, PackedTwelveBitFramesAreDemosaicedAsTheyCome) {
+// Packed frames (10 and 12 bits, PFNC's and GigE Vision's packing) land packed in the graph's
+// buffers and demosaic unpacks them as it reads: the camera path's output equals the demosaic of the
+// same bytes from memory (as from a file); a demosaic set for other samples stops, saying which.
+TEST(Aravis, PackedFramesAreDemosaicedAsTheyCome) {
   test::TempDir dir;
-  FakeCamera fake("127.0.0.1", "PP12P", 0, polarizationCameraXml(dir));
-  std::string source = cameraSource("cam", "PP12P", ", mosaic: polar_mono");
-  source.replace(source.find("Mono8"), 5, "Mono12p");
-  auto graph = buildGraph(registry(), "sources:\n" + source +
-                                          "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_mono, pixel_format: mono12p, "
-                                          "outputs: [s0, dolp]}}\n"
-                                          "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw, s0: polar.s0, dolp: polar.dolp}, params: {key: packed}}\n",
-                          6);
-  ASSERT_TRUE(graph);
-  graph->run();
-  Kept& k = kept("packed");
-  std::lock_guard lock(k.mutex);
-  ASSERT_EQ(k.planes.size(), 6u);
-  demosaic::Settings settings;
-  settings.format = polar::RawFormat::mono12p;
-  settings.mosaic = polar::Mosaic::mono;
-  for (const auto& frame : k.planes) {
-    const Image& raw = frame.at("raw");
-    ASSERT_EQ(raw.width(), kWidth * 3 / 2);
-    uint64_t index = 0;
-    for (; index < 64 && std::memcmp(packedFrame(index, kWidth, kHeight).data(), raw.view<uint8_t>().row(0), kWidth * 3 / 2) != 0; ++index) {
+  FakeCamera fake("127.0.0.1", "PPPACKED", 0, polarizationCameraXml(dir));
+  for (auto [camera, samples] : {std::pair{"Mono12p", "mono12p"}, {"Mono10p", "mono10p"}, {"Mono12Packed", "mono12packed"}, {"Mono10Packed", "mono10packed"}}) {
+    SCOPED_TRACE(camera);
+    polar::RawFormat format = demosaic::rawFormatOf(samples);
+    std::string source = cameraSource("cam", "PPPACKED", ", mosaic: polar_mono");
+    source.replace(source.find("Mono8"), 5, camera);
+    std::string yaml = "sources:\n" + source + "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_mono, pixel_format: " +
+                       samples + ", outputs: [s0, dolp]}}\n"
+                       "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw, s0: polar.s0, dolp: polar.dolp}, params: {key: packed}}\n";
+    auto graph = buildGraph(registry(), yaml, 4);
+    ASSERT_TRUE(graph);
+    graph->run();
+    Kept& k = kept("packed");
+    std::lock_guard lock(k.mutex);
+    ASSERT_EQ(k.planes.size(), 4u);
+    demosaic::Settings settings;
+    settings.format = format;
+    settings.mosaic = polar::Mosaic::mono;
+    int rowBytes = demosaic::rawPlaneWidth(format, kWidth);
+    for (const auto& frame : k.planes) {
+      const Image& raw = frame.at("raw");
+      ASSERT_EQ(raw.width(), rowBytes);
+      uint64_t index = 0;
+      for (; index < 64 && std::memcmp(packedFrame(index, kWidth, kHeight, format).data(), raw.view<uint8_t>().row(0), static_cast<size_t>(rowBytes)) != 0; ++index) {
+      }
+      ASSERT_LT(index, 64u) << "the frame is one the camera packed";
+      auto expected = demosaic::runToHost(settings, raw, {"s0", "dolp"}, false);
+      EXPECT_TRUE(test::samePixels(expected.at("s0"), frame.at("s0")));
+      EXPECT_TRUE(test::samePixels(expected.at("dolp"), frame.at("dolp")));
     }
-    ASSERT_LT(index, 64u) << "the frame is one the camera packed";
-    auto expected = demosaic::runToHost(settings, raw, {"s0", "dolp"}, false);
-    EXPECT_TRUE(test::samePixels(expected.at("s0"), frame.at("s0")));
-    EXPECT_TRUE(test::samePixels(expected.at("dolp"), frame.at("dolp")));
+    EXPECT_EQ(k.planes[0].at("s0").format(), (Format{Depth::u16, 1})) << "10 and 12-bit input keeps its precision";
   }
-  EXPECT_EQ(k.planes[0].at("s0").format(), (Format{Depth::u16, 1})) << "12-bit input keeps its precision";
+  std::string source = cameraSource("cam", "PPPACKED", ", mosaic: polar_mono");
+  source.replace(source.find("Mono8"), 5, "Mono12Packed");
+  auto wrong = buildGraph(registry(), "sources:\n" + source + "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_mono, "
+                                      "pixel_format: mono12p, outputs: [s0]}}\nsinks:\n  - {name: keep, type: keep, inputs: {s0: polar.s0}}\n", 2);
+  ASSERT_TRUE(wrong);
+  try {
+    wrong->run();
+    ADD_FAILURE() << "Mono12Packed frames read as mono12p";
+  } catch (const PipelineError& e) {
+    EXPECT_NE(std::string(e.what()).find("the frame's samples are mono12packed (from the camera's pixel format), but this stage reads mono12p (set pixel_format: mono12packed)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // ptp: true switches IEEE 1588 on and reports the clock's state and offset; a camera without it is
@@ -503,6 +728,70 @@ TEST(Aravis, PtpIsSwitchedOnReportedAndRequiredForPairingByTimestamp) {
   EXPECT_NE(pairing.text().find("sources.right: pipeline.pair_by is camera_timestamp, but this camera's clock is its own"), std::string::npos)
       << pairing.text();
   EXPECT_EQ(pairing.text().find("sources.left:"), std::string::npos) << "the PTP camera is fine: " << pairing.text();
+}
+
+// chunk_data: on: each frame's frame id, exposure, gain and line status come from its own chunks
+// (the image itself unharmed by the chunk bytes after it), go into the detections file with the frame,
+// and survive a recording and its replay.
+TEST(Aravis, ChunkDataGivesEachFrameItsOwnMetadata) {
+  test::TempDir dir;
+  ChunkCamera camera("127.0.0.1", "PPCHUNK", dir);
+  std::string recording = dir / "raw.mkv", detections = dir / "faces.jsonl";
+  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPCHUNK", ", chunk_data: on") +
+                                          "stages:\n  - {name: faces, type: face_detect, inputs: {image: cam.raw}, params: {cascade: " +
+                                          test::dataFile("cascades/haarcascade_frontalface_default.xml") + "}}\n" +
+                                          "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: chunks}}\n"
+                                          "  - {name: rec, type: record, inputs: {raw: cam.raw}, params: {path: '" + recording + "'}}\n"
+                                          "  - {name: out, type: detections, inputs: {faces: faces.faces}, params: {path: '" + detections + "'}}\n",
+                          20);
+  ASSERT_TRUE(graph);
+  graph->run();
+  auto sent = camera.sent();
+  Kept& k = kept("chunks");
+  ASSERT_EQ(k.count(), 20u) << graph->metrics().table();
+  expectServedFrames(k, "raw");
+  auto expectSent = [&](const FrameMeta& m, const std::string& where) {
+    ASSERT_TRUE(sent.count(m.cameraFrameId)) << where << ": frame id " << m.cameraFrameId << " was never sent";
+    const ChunkCamera::Sent& s = sent.at(m.cameraFrameId);
+    EXPECT_EQ(m.exposureUs, s.exposureUs) << where;
+    EXPECT_EQ(m.gain, s.gain) << where;
+    ASSERT_EQ(m.chunks.count("ChunkLineStatusAll"), 1u) << where;
+    EXPECT_EQ(m.chunks.at("ChunkLineStatusAll"), s.lines) << where;
+  };
+  std::set<double> exposures;
+  {
+    std::lock_guard lock(k.mutex);
+    for (size_t i = 0; i < k.metas.size(); ++i) {
+      expectSent(k.metas[i], "frame " + std::to_string(i));
+      EXPECT_EQ(sent.at(k.metas[i].cameraFrameId).index, stampOf(bytesOf(k.planes[i].at("raw")))) << "the metadata is this frame's";
+      exposures.insert(k.metas[i].exposureUs);
+    }
+  }
+  EXPECT_EQ(exposures.size(), 20u) << "each frame its own exposure, not one read at start";
+  EXPECT_EQ(counter(*graph, "camera_chunk_errors"), 0u);
+
+  std::ifstream lines(detections);
+  std::string line;
+  size_t written = 0;
+  while (std::getline(lines, line)) {
+    auto json = nlohmann::json::parse(line);
+    FrameMeta m;
+    m.cameraFrameId = json.at("camera_frame_id").get<uint64_t>();
+    m.exposureUs = json.at("exposure_us").get<double>();
+    m.gain = json.at("gain").get<double>();
+    m.chunks = json.at("chunks").get<std::map<std::string, double>>();
+    expectSent(m, "detections line " + std::to_string(written++));
+  }
+  EXPECT_EQ(written, 20u);
+
+  auto replay = buildGraph(registry(), "sources: [{name: cam, type: replay, params: {path: '" + recording + "', pace: fast}}]\n"
+                                       "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: chunks-replayed}}\n");
+  ASSERT_TRUE(replay);
+  replay->run();
+  Kept& replayed = kept("chunks-replayed");
+  ASSERT_EQ(replayed.count(), 20u);
+  std::lock_guard lock(replayed.mutex);
+  for (size_t i = 0; i < replayed.metas.size(); ++i) expectSent(replayed.metas[i], "replayed frame " + std::to_string(i));
 }
 
 // A colour camera's Bayer phase comes from its pixel format (BayerBG8: bggr) into each frame; a

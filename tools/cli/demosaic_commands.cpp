@@ -40,8 +40,7 @@ int synth(const SynthArgs& a) {
 
 struct DemosaicArgs {
   std::string raw, mosaic = "polar_rggb", outDir, backend = "auto", resolution = "half";
-  int bits = 8;
-  bool packed = false;
+  std::string pixelFormat = "mono8";
   std::vector<std::string> outputs = {"angles", "s0", "dolp", "aolp", "aolp_visual"};
 };
 
@@ -49,14 +48,15 @@ int demosaicFile(const DemosaicArgs& a) {
   demosaic::Settings s;
   s.mosaic = mosaicOf(a.mosaic);
   s.fullResolution = a.resolution == "full";
-  s.format = a.bits == 8 ? RawFormat::mono8 : a.bits == 16 ? RawFormat::mono16 : a.packed ? RawFormat::mono12p : RawFormat::mono12;
+  s.format = demosaic::rawFormatOf(a.pixelFormat);
   Image raw = readImage(a.raw);
-  bool wide = s.format == RawFormat::mono12 || s.format == RawFormat::mono16;
+  bool wide = polar::isWide(s.format);
   if (raw.format() != Format{wide ? Depth::u16 : Depth::u8, 1})
-    throw std::invalid_argument(a.raw + " is " + toString(raw.format()) + ", but --bits " + std::to_string(a.bits) + (a.packed ? " --packed" : "") +
-                                " needs a " + (wide ? "16" : "8") + "-bit single-channel file");
+    throw std::invalid_argument(a.raw + " is " + toString(raw.format()) + ", but --pixel-format " + a.pixelFormat + " needs a " + (wide ? "16" : "8") +
+                                "-bit single-channel file");
   int width = 0, height = 0;
-  std::string problem = demosaic::checkRawSize(s, demosaic::rawPixelWidth(s.format, raw.width()), raw.height(), width, height);
+  std::string problem = demosaic::checkPlaneWidth(s.format, raw.width());
+  if (problem.empty()) problem = demosaic::checkRawSize(s, demosaic::rawPixelWidth(s.format, raw.width()), raw.height(), width, height);
   if (!problem.empty()) throw std::invalid_argument(a.raw + ": " + problem);  // named with the file here
   bool cuda = a.backend == "cuda" || (a.backend == "auto" && gpuAvailable());
   if (cuda && !gpuAvailable()) throw std::invalid_argument("--backend cuda, but " + gpuDescription());
@@ -85,10 +85,11 @@ void addDemosaicCommands(CLI::App& app, int& exitCode) {
 
   auto da = std::make_shared<DemosaicArgs>();
   auto* dem = app.add_subcommand("demosaic", "demosaic a raw polarization frame (PGM/PNG) into angle images, S0, DoLP, AoLP and the AoLP/DoLP visual");
-  dem->add_option("RAW", da->raw, "raw mosaic, 8 or 16-bit single channel (Mono12p: the packed bytes as an 8-bit image)")->required()->check(CLI::ExistingFile);
+  dem->add_option("RAW", da->raw, "raw mosaic, 8 or 16-bit single channel (packed formats: the camera's bytes as an 8-bit image)")->required()->check(CLI::ExistingFile);
   dem->add_option("--mosaic", da->mosaic, "sensor layout (IMX250MYR: polar_rggb, IMX250MZR: polar_mono)")->check(CLI::IsMember({"polar_rggb", "polar_mono"}))->capture_default_str();
-  dem->add_option("--bits", da->bits, "sample bit depth")->check(CLI::IsMember({8, 12, 16}))->capture_default_str();
-  dem->add_flag("--packed", da->packed, "12-bit samples packed two in three bytes (Mono12p)");
+  dem->add_option("--pixel-format", da->pixelFormat, "raw samples (mono10p, mono12p: PFNC packing; mono10packed, mono12packed: GigE Vision's older one)")
+      ->check(CLI::IsMember(demosaic::rawFormatNames()))
+      ->capture_default_str();
   dem->add_option("--resolution", da->resolution, "polar_mono: half (super-pixels) or full")->check(CLI::IsMember({"half", "full"}))->capture_default_str();
   dem->add_option("--outputs", da->outputs, "any of angles, s0, s1, s2, dolp, aolp, aolp_visual")
       ->delimiter(',')
