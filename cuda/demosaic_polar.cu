@@ -92,14 +92,64 @@ __device__ __forceinline__ void storeChunk(uint8_t, uint32_t* dst, uint4 v) {
 }
 __device__ __forceinline__ void storeChunk(uint16_t, uint32_t* dst, uint4 v) { *reinterpret_cast<uint4*>(dst) = v; }
 
-// 12 bytes of Mono12p (four pixel pairs, 24 bits a pair, lowest bits first) as four tile words,
-// each pair's samples in the two 16-bit lanes. Chunks start a multiple of 24 bytes into 4-byte
-// aligned rows (tile columns start at multiples of 8 pixel pairs), so three 4-byte loads.
-__device__ __forceinline__ uint4 unpackMono12p(const uint8_t* p) {
+// Bytes of a packed format's chunk of four pixel pairs (8 samples): 12, or 10 for Mono10p.
+__host__ __device__ __forceinline__ int packedChunkBytes(RawFormat f) { return 8 / packedGroupPixels(f) * packedGroupBytes(f); }
+
+// A packed chunk (four pixel pairs) as four tile words, each pair's samples in the two 16-bit lanes.
+// Chunks start a multiple of 4 pairs into 4-byte aligned rows (tile columns start at multiples of
+// 8 pairs): 12-byte chunks are 4-byte aligned, three 4-byte loads; Mono10p's 10 bytes are 2-byte
+// aligned, five 2-byte loads.
+template <RawFormat F>
+__device__ __forceinline__ uint4 unpackChunk(const uint8_t* p) {
+  if constexpr (F == RawFormat::mono10p) {  // an 80-bit stream, 10 bits a sample, lowest first
+    const auto* h = reinterpret_cast<const uint16_t*>(p);
+    uint64_t lo = h[0] | uint64_t{h[1]} << 16 | uint64_t{h[2]} << 32 | uint64_t{h[3]} << 48;
+    uint32_t hi = h[4];
+    auto at = [&](int i) { return static_cast<uint32_t>(lo >> (10 * i)) & 0x3FFu; };
+    uint32_t s6 = (static_cast<uint32_t>(lo >> 60) | hi << 4) & 0x3FFu, s7 = hi >> 6;
+    return make_uint4(at(0) | at(1) << 16, at(2) | at(3) << 16, at(4) | at(5) << 16, s6 | s7 << 16);
+  }
   const auto* w = reinterpret_cast<const uint32_t*>(p);
   uint32_t w0 = w[0], w1 = w[1], w2 = w[2];
-  auto pair = [](uint32_t bits) { return (bits & 0xFFFu) | ((bits >> 12) & 0xFFFu) << 16; };
-  return make_uint4(pair(w0), pair(w0 >> 24 | w1 << 8), pair(w1 >> 16 | w2 << 16), pair(w2 >> 8));
+  if constexpr (F == RawFormat::mono12p) {  // 24 bits a pair, lowest first
+    auto pair = [](uint32_t bits) { return (bits & 0xFFFu) | ((bits >> 12) & 0xFFFu) << 16; };
+    return make_uint4(pair(w0), pair(w0 >> 24 | w1 << 8), pair(w1 >> 16 | w2 << 16), pair(w2 >> 8));
+  }
+  // GigE Vision's Packed: per pair, the first pixel's high bits, both pixels' low bits, the second's high bits.
+  constexpr int kLow = F == RawFormat::mono10packed ? 2 : 4, kMask = (1 << kLow) - 1;
+  auto byte = [&](int k) { return ((k < 4 ? w0 : k < 8 ? w1 : w2) >> (8 * (k & 3))) & 0xFFu; };
+  auto pair = [&](int i) {
+    uint32_t middle = byte(3 * i + 1);
+    return (byte(3 * i) << kLow | (middle & kMask)) | (byte(3 * i + 2) << kLow | ((middle >> 4) & kMask)) << 16;
+  };
+  return make_uint4(pair(0), pair(1), pair(2), pair(3));
+}
+
+__device__ __forceinline__ uint4 unpackChunk(RawFormat f, const uint8_t* p) {
+  switch (f) {
+    case RawFormat::mono10p: return unpackChunk<RawFormat::mono10p>(p);
+    case RawFormat::mono12p: return unpackChunk<RawFormat::mono12p>(p);
+    case RawFormat::mono10packed: return unpackChunk<RawFormat::mono10packed>(p);
+    default: return unpackChunk<RawFormat::mono12packed>(p);
+  }
+}
+
+// One thread's chunk column of the tile: a chunk (16 raw bytes, or a packed chunk of format F,
+// unpacked) from every kRowsApart-th tile row from firstRow, at `byte` into each source row.
+template <class T, RawFormat F, int kPerChunk, int kRowsApart, class SourceRow>
+__device__ __forceinline__ void copyChunks(Tile& tile, const ImageView<const uint8_t>& raw, const SourceRow& sourceRow, int firstRow, int chunk, int byte) {
+  constexpr int kPasses = (kRawTileH + kRowsApart - 1) / kRowsApart;
+  uint4 v[kPasses];
+#pragma unroll
+  for (int i = 0; i < kPasses; ++i)
+    if (firstRow + i * kRowsApart < kRawTileH) {
+      const uint8_t* at = raw.row(sourceRow(firstRow + i * kRowsApart)) + byte;
+      if constexpr (isPacked(F)) v[i] = unpackChunk<F>(at);
+      else v[i] = *reinterpret_cast<const uint4*>(at);
+    }
+#pragma unroll
+  for (int i = 0; i < kPasses; ++i)
+    if (firstRow + i * kRowsApart < kRawTileH) storeChunk(T{}, tileAt(tile, firstRow + i * kRowsApart, kPerChunk * chunk), v[i]);
 }
 
 // Loads the block's tile. Sub-image coordinates are reflected at the borders, so every angle
@@ -114,27 +164,27 @@ __device__ __forceinline__ void loadTile(Tile& tile, const Settings& s, const Im
   auto sourceRow = [&](int ty) { return 2 * tileSource(y0 - 2 + ty / 2, subH) + (ty & 1); };
   int first = x0 - kTileLead;  // the sub-image column of tile column 0
   int leftEnd = kWindowEnd, rightBegin = kWindowEnd, rightEnd = kWindowEnd;  // columns read sample by sample: [kWindowBegin, leftEnd), [rightBegin, rightEnd)
-  // Mono12p (16-bit samples in the tile): chunks of 12 packed bytes, unpacked into the same 4 words.
-  // The other packings are read sample by sample.
-  bool packed = sizeof(T) == 2 && s.format == RawFormat::mono12p;
-  if ((packed && raw.rowsAligned(4)) || (!isPacked(s.format) && raw.rowsAligned(16))) {
+  // Packed formats (16-bit samples in the tile): chunks of 10 or 12 packed bytes, unpacked into the same 4 words.
+  bool packed = isPacked(s.format);
+  if (packed ? raw.rowsAligned(4) : raw.rowsAligned(16)) {
     // A thread copies one chunk column of every kRowsApart-th row: the divisions once, the loads together.
     constexpr int kPerChunk = 8 / static_cast<int>(sizeof(T)), kChunks = kTileWords / kPerChunk, kRowsApart = kThreads / kChunks;
-    constexpr int kPasses = (kRawTileH + kRowsApart - 1) / kRowsApart;
-    int wordBytes = packed ? 3 : 2 * static_cast<int>(sizeof(T)), chunkBytes = kPerChunk * wordBytes, rowBytes = wordBytes * subW;
+    int chunkBytes = packed ? packedChunkBytes(s.format) : 16, rowBytes = subW * chunkBytes / kPerChunk;  // subW is even for every packing
     if (tid < kRowsApart * kChunks) {
-      int chunk = tid % kChunks, firstRow = tid / kChunks, byte = wordBytes * (first + kPerChunk * chunk);
+      int chunk = tid % kChunks, firstRow = tid / kChunks, byte = (first + kPerChunk * chunk) * chunkBytes / kPerChunk;
       if (byte >= 0 && byte + chunkBytes <= rowBytes) {
-        uint4 v[kPasses];
-#pragma unroll
-        for (int i = 0; i < kPasses; ++i)
-          if (firstRow + i * kRowsApart < kRawTileH) {
-            const uint8_t* at = raw.row(sourceRow(firstRow + i * kRowsApart)) + byte;
-            v[i] = packed ? unpackMono12p(at) : *reinterpret_cast<const uint4*>(at);
+        // One copy loop per packing, chosen once, so each keeps its own registers.
+        if constexpr (sizeof(T) == 2) {
+          switch (s.format) {
+            case RawFormat::mono10p: copyChunks<T, RawFormat::mono10p, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte); break;
+            case RawFormat::mono12p: copyChunks<T, RawFormat::mono12p, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte); break;
+            case RawFormat::mono10packed: copyChunks<T, RawFormat::mono10packed, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte); break;
+            case RawFormat::mono12packed: copyChunks<T, RawFormat::mono12packed, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte); break;
+            default: copyChunks<T, RawFormat::mono16, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte);
           }
-#pragma unroll
-        for (int i = 0; i < kPasses; ++i)
-          if (firstRow + i * kRowsApart < kRawTileH) storeChunk(T{}, tileAt(tile, firstRow + i * kRowsApart, kPerChunk * chunk), v[i]);
+        } else {
+          copyChunks<T, RawFormat::mono8, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte);
+        }
       }
     }
     // Left of the row; right of its last whole chunk up to the column the last pixel's window
@@ -433,8 +483,8 @@ __global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int o
       auto v = *reinterpret_cast<const Vector<uint8_t, 2 * kMonoGroup>*>(raw.row(2 * y + r) + 2 * x0);
 #pragma unroll
       for (int i = 0; i < 2 * kMonoGroup; ++i) sample[r][i] = v.v[i];
-    } else if (whole && vectorRaw && s.format == RawFormat::mono12p) {  // 12 packed bytes: 8 samples
-      uint4 v = unpackMono12p(raw.row(2 * y + r) + 3 * x0);
+    } else if (whole && vectorRaw && isPacked(s.format)) {  // 8 packed samples
+      uint4 v = unpackChunk(s.format, raw.row(2 * y + r) + x0 / 4 * packedChunkBytes(s.format));
       uint32_t words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
       for (int i = 0; i < kMonoGroup; ++i) sample[r][2 * i] = static_cast<int>(words[i] & 0xFFFFu), sample[r][2 * i + 1] = static_cast<int>(words[i] >> 16);
@@ -535,11 +585,9 @@ void launchDemosaic(const Settings& s, ImageView<const uint8_t> raw, int rawWidt
     if (s.fullResolution) {
       demosaicMonoFull<T><<<grid, block, 0, stream>>>(s, raw, outW, outH, out);
     } else {
-      // A group's raw run: 8 bytes (mono8), 12 (Mono12p: 3 * x0 is a multiple of 12) or 16; the
-      // other packings sample by sample.
-      bool vectorRaw = s.format == RawFormat::mono12p ? raw.rowsAligned(4)
-                       : isPacked(s.format)          ? false
-                                                     : raw.rowsAligned(2 * kMonoGroup * (s.format == RawFormat::mono8 ? 1 : 2));
+      // A group's raw run: 8 bytes (mono8), 16 (16-bit samples), or a packed chunk (10 or 12 bytes
+      // at a multiple of its size: 2 or 4-byte aligned in 4-byte aligned rows).
+      bool vectorRaw = isPacked(s.format) ? raw.rowsAligned(4) : raw.rowsAligned(2 * kMonoGroup * (s.format == RawFormat::mono8 ? 1 : 2));
       dim3 groups((outW + 32 * kMonoGroup - 1) / (32 * kMonoGroup), (outH + 7) / 8);
       demosaicMonoHalf<T><<<groups, block, 0, stream>>>(s, raw, outW, outH, out, vectorRaw);
     }

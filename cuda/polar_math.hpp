@@ -62,11 +62,11 @@ PP_HD int maxValue(RawFormat f) {
   }
 }
 // The raw plane holds 16-bit words (else bytes).
-PP_HD bool isWide(RawFormat f) { return f == RawFormat::mono10 || f == RawFormat::mono12 || f == RawFormat::mono16; }
+PP_HD constexpr bool isWide(RawFormat f) { return f == RawFormat::mono10 || f == RawFormat::mono12 || f == RawFormat::mono16; }
 // Packed formats: bytes of the plane for `pixels` pixels (a whole number of groups); pixels per group.
-PP_HD bool isPacked(RawFormat f) { return f >= RawFormat::mono10p; }
-PP_HD int packedGroupPixels(RawFormat f) { return f == RawFormat::mono10p ? 4 : 2; }
-PP_HD int packedGroupBytes(RawFormat f) { return f == RawFormat::mono10p ? 5 : 3; }
+PP_HD constexpr bool isPacked(RawFormat f) { return f >= RawFormat::mono10p; }
+PP_HD constexpr int packedGroupPixels(RawFormat f) { return f == RawFormat::mono10p ? 4 : 2; }
+PP_HD constexpr int packedGroupBytes(RawFormat f) { return f == RawFormat::mono10p ? 5 : 3; }
 
 // Reflect-101 (…2 1 | 0 1 2 … n-2 n-1 | n-2 …): keeps the Bayer phase at the border.
 PP_HD int reflect101(int i, int n) {

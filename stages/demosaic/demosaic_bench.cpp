@@ -70,6 +70,9 @@ void add(const std::string& name, Mosaic mosaic, std::vector<std::string> output
   add("rggb12p-angles", Mosaic::rggb, {"angles"}, "12-bit packed colour raw (Mono12p as a camera sends it, unpacked in the read): four RGB16 angle images",
       RawFormat::mono12p);
   add("rggb12p-s0-dolp-aolp", Mosaic::rggb, {"s0", "dolp", "aolp"}, "12-bit packed colour raw (unpacked in the read): S0, DoLP, AoLP", RawFormat::mono12p);
+  add("rggb10p-angles", Mosaic::rggb, {"angles"}, "10-bit PFNC-packed colour raw (Mono10p, read sample by sample): four RGB16 angle images", RawFormat::mono10p);
+  add("rggb12packed-angles", Mosaic::rggb, {"angles"}, "12-bit GigE Vision-packed colour raw (Mono12Packed, read sample by sample): four RGB16 angle images",
+      RawFormat::mono12packed);
   add("mono12p-s0-dolp-aolp", Mosaic::mono, {"s0", "dolp", "aolp"}, "12-bit packed mono raw (unpacked in the read): S0, DoLP, AoLP (super-pixel)",
       RawFormat::mono12p);
   return true;
