@@ -411,8 +411,17 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Posit
 // time). `out.angle` is in block-position order (the launcher reorders it). Every position's RGB
 // rows are staged, then written out after one barrier, and the Stokes planes, when wanted, made
 // from the staged values.
+// Blocks an SM keeps of the 8-bit angle kernel (its staging in the tile, 13.8 KB of shared memory a
+// block): ten where shared memory holds them (sm_80 and later), six on Xavier's 96 KB (asking for
+// ten there squeezes the registers into spills).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+constexpr int kAngleBlocksPerSm = 6;
+#else
+constexpr int kAngleBlocksPerSm = 10;
+#endif
+
 template <int C00, int C10, int C01, int C11, bool Stokes, class T>
-__global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? 10 : 1) demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
+__global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? kAngleBlocksPerSm : 1) demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
                                                             PositionWeights weights) {
   using Pair = PairOf<T>;
   __shared__ __align__(16) Tile tile;

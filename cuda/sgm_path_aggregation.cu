@@ -66,7 +66,8 @@ constexpr bool kDpx = false;
 #endif
 template <int D, int kLaneDisparities> constexpr bool kCostPairs = kDpx && (costsInVolume(D) || kLaneDisparities == 16);
 // Of each half; a + b must not carry out of a half.
-__device__ __forceinline__ uint32_t minPairs(uint32_t a, uint32_t b) { return __vminu2(a, b); }
+// (Unused where kCostPairs is false for every instance: CUDA 11 warns of it.)
+[[maybe_unused]] __device__ __forceinline__ uint32_t minPairs(uint32_t a, uint32_t b) { return __vminu2(a, b); }
 __device__ __forceinline__ uint32_t addMinPairs(uint32_t a, uint32_t b, uint32_t c) {
 #if __CUDACC_VER_MAJOR__ >= 12
   return __viaddmin_u16x2(a, b, c);
@@ -225,7 +226,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
     // The matching costs, laid out as prev.
     const int room = x - firstD;
     uint32_t cost[kRuns][kPairs ? 2 : kRun];
-    if constexpr (kPairs && costsInVolume(D)) {
+    // In the lambdas' `if constexpr`, kCostPairs itself: CUDA 11.2 takes no constexpr local of the kernel there.
+    if constexpr (kCostPairs<D, kLaneDisparities> && costsInVolume(D)) {
 #pragma unroll
       for (int q = 0; q < kRuns; ++q) cost[q][0] = in.words[q].x >> kSumBits & kCostMask * 0x10001u, cost[q][1] = in.words[q].y >> kSumBits & kCostMask * 0x10001u;
     } else if constexpr (costsInVolume(D)) {
@@ -268,7 +270,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
     for (int q = 0; q < kRuns; ++q) {
       const uint32_t below = part > 0 ? fromLower[q] : q > 0 ? fromLower[q - 1] : kFar;
       const uint32_t above = part < W::kLanes - 1 ? fromUpper[q] : q < kRuns - 1 ? fromUpper[q + 1] : kFar;
-      if constexpr (kPairs) {
+      if constexpr (kCostPairs<D, kLaneDisparities>) {
         // Each half: cost + min(prev, lower + P1, upper + P1, jump) - minPrev, which never leaves
         // 0..2^16 - 1, so the halves' sum and difference are those of the words.
         const uint32_t lower[2] = {__byte_perm(below, prev[q][0], 0x5432), __byte_perm(prev[q][0], prev[q][1], 0x5432)};

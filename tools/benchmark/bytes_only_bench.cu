@@ -32,7 +32,7 @@ class BytesOnlyRun : public Run {
   DeviceBuffer<uint4> in_, out_;
 };
 
-const Register registered{{"demosaic/bytes-only", "only the bytes of rggb8-angles moved (raw read once, 3x written): the ceiling for one launch", true,
+[[maybe_unused]] const Register registered{{"demosaic/bytes-only", "only the bytes of rggb8-angles moved (raw read once, 3x written): the ceiling for one launch", true,
                            [](Size size, int sets) { return std::make_unique<BytesOnlyRun>(size, sets); }}};
 
 }  // namespace
