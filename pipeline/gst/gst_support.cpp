@@ -78,7 +78,8 @@ void keepOnlyErrorsOnBus(GstElement* pipeline) {
 
 void copyRows(const Image& image, GstBuffer* buffer, const GstVideoInfo& info) {
   GstVideoFrame frame;
-  if (!gst_video_frame_map(&frame, &info, buffer, GST_MAP_WRITE)) throw std::runtime_error("cannot map a GStreamer frame buffer for writing");
+  GstVideoInfo layout = info;  // GStreamer before 1.20 takes it non-const
+  if (!gst_video_frame_map(&frame, &layout, buffer, GST_MAP_WRITE)) throw std::runtime_error("cannot map a GStreamer frame buffer for writing");
   auto* dst = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
   size_t stride = static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0));
   size_t rowBytes = static_cast<size_t>(image.width()) * pixelBytes(image.format());

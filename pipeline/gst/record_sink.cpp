@@ -16,6 +16,13 @@ namespace pp::gst {
 
 namespace {
 
+// A buffer holding a copy of `text` (gst_buffer_new_memdup is GStreamer 1.20 and later).
+GstBuffer* textBuffer(const std::string& text) {
+  GstBuffer* buffer = gst_buffer_new_allocate(nullptr, text.size(), nullptr);
+  gst_buffer_fill(buffer, 0, text.data(), text.size());
+  return buffer;
+}
+
 constexpr guint kBuffersPerPlane = 4;
 
 struct RecordParams {
@@ -116,14 +123,14 @@ class RecordSink : public Sink {
       push(plane.appsrc.get(), planeBuffer(plane, image), pts);
     }
     std::string line = encodeFrame(record);
-    push(meta_.get(), gst_buffer_new_memdup(line.data(), line.size()), pts);
+    push(meta_.get(), textBuffer(line), pts);
     ++frames_;
   }
 
   void finish() override {
     if (!pipeline_) return;
     std::string end = encodeEnd(frames_);
-    push(meta_.get(), gst_buffer_new_memdup(end.data(), end.size()), lastPts_ + GST_MSECOND);
+    push(meta_.get(), textBuffer(end), lastPts_ + GST_MSECOND);
     for (auto& plane : planes_) gst_app_src_end_of_stream(GST_APP_SRC(plane.appsrc.get()));
     gst_app_src_end_of_stream(GST_APP_SRC(meta_.get()));
     std::string error = waitForEosOrError(pipeline_.get(), 60 * GST_SECOND);
