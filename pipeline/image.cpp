@@ -38,7 +38,9 @@ Image::Image(Format format, int width, int height, MemoryKind memory, size_t pit
   if (width <= 0 || height <= 0) throw std::invalid_argument("image size must be positive, got " + std::to_string(width) + "x" + std::to_string(height));
   if (pitch < pixelBytes(format) * static_cast<size_t>(width)) throw std::invalid_argument("image pitch " + std::to_string(pitch) + " is shorter than a row");
   void* p = nullptr;
-  size_t bytes = capacity();
+  // Whole alignment units: aligned_alloc takes no other size (a camera's packed rows and chunk tail
+  // need not make one).
+  size_t bytes = (capacity() + kRowAlignment - 1) / kRowAlignment * kRowAlignment;
   switch (memory) {
     case MemoryKind::host:
       p = std::aligned_alloc(kRowAlignment, bytes);

@@ -66,10 +66,11 @@ TEST(Cli, RunsAFixedNumberOfFramesAndSaysWhereTheOutputWent) {
   EXPECT_EQ(waitFor(c, std::chrono::seconds(30)), 0) << slurp(c.err);
   EXPECT_EQ(filesIn(dir.path() / "frames"), 6u);
   EXPECT_NE(slurp(c.out).find("output out: " + (dir.path() / "frames").string()), std::string::npos) << slurp(c.out);
-  if (!gpuAvailable())  // in words a user understands, not the CUDA runtime's
+  if (!gpuAvailable()) {  // in words a user understands, not the CUDA runtime's
     EXPECT_NE(slurp(c.err).find(POLARPIPE_HAS_CUDA ? "no NVIDIA GPU found, using the CPU backends" : "no CUDA in this build, using the CPU backends"),
               std::string::npos)
         << slurp(c.err);
+  }
 }
 
 TEST(Cli, ValidateReportsEveryErrorWithItsLineAndExitsNonZero) {
