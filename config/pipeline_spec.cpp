@@ -208,7 +208,7 @@ const ParamSchema<PipelineSettings>& PipelineSettings::schema() {
       .add("pair_tolerance_ms", &PipelineSettings::pairToleranceMs,
            "several sources (a stereo pair of cameras): frames more than this apart are not paired; the older is dropped and counted. 0: one frame from each in turn",
            numberIn(0, 1e6))
-      .add("pair_by", &PipelineSettings::pairBy, "time the pairing compares: arrival on the host, or camera_timestamp (PTP-synchronised or triggered cameras)",
+      .add("pair_by", &PipelineSettings::pairBy, "time the pairing compares: arrival on the host (right for cameras fired by one trigger), or camera_timestamp (PTP-synchronised cameras)",
            oneOf({"arrival", "camera_timestamp"}));
   return schema;
 }
