@@ -378,7 +378,11 @@ class AravisSource : public Source, private TriggerTarget {
     ArvDevice* device = arv_camera_get_device(camera);
     for (const auto& [name, value] : p_.features)
       if (!arv_device_get_feature(device, name.c_str())) throw std::runtime_error("camera " + id_ + " has no feature '" + name + "'");
+    if (p_.chunk_data == "on" && !arv_device_get_feature(device, "ChunkModeActive"))
+      throw std::runtime_error(noChunkData());
   }
+
+  std::string noChunkData() const { return "camera " + id_ + " has no chunk data (no ChunkModeActive feature): set chunk_data: keep"; }
 
   // run: a camera that is not there yet (a PoE camera boots after the Jetson) is waited for,
   // startup_wait_s (-1: for ever), with a line every 5 s; anything else it says is an error at once.
@@ -580,7 +584,7 @@ class AravisSource : public Source, private TriggerTarget {
   void setChunkMode(ArvDevice* device) {
     if (p_.chunk_data == "keep") return;
     if (!arv_device_get_feature(device, "ChunkModeActive")) {
-      if (p_.chunk_data == "on") throw std::runtime_error("camera " + id_ + " has no chunk data (no ChunkModeActive feature): set chunk_data: keep");
+      if (p_.chunk_data == "on") throw std::runtime_error(noChunkData());
       return;
     }
     GError* error = nullptr;

@@ -859,6 +859,9 @@ TEST(Aravis, ValidateChecksACameraConfigWithoutTheCamera) {
   text = runCli("validate " + config + " --camera --set sources.cam.params.pixel_format=Mono12p", status);
   EXPECT_EQ(WEXITSTATUS(status), 2) << text;
   EXPECT_NE(text.find("does not offer PixelFormat 'Mono12p'"), std::string::npos) << text;
+  text = runCli("validate " + config + " --camera --set sources.cam.params.chunk_data=on", status);
+  EXPECT_EQ(WEXITSTATUS(status), 2) << text;
+  EXPECT_NE(text.find("has no chunk data (no ChunkModeActive feature): set chunk_data: keep"), std::string::npos) << text;
   text = runCli("validate " + config + " --camera --set sources.cam.params.pixel_format=Mono8 --set 'sources.cam.params.region=[0, 0, 512, 480]'", status);
   EXPECT_EQ(status, 0) << text;
   EXPECT_NE(text.find(": OK"), std::string::npos) << text;
