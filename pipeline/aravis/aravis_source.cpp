@@ -515,8 +515,9 @@ class AravisSource : public Source, private TriggerTarget {
     gain_ = arv_camera_get_gain(camera_, nullptr);
     for (auto [automatic, value, chunk] : {std::tuple{"ExposureAuto", &exposureUs_, "ChunkExposureTime"}, std::tuple{"GainAuto", &gain_, "ChunkGain"}}) {
       const char* mode = arv_device_get_feature(device, automatic) ? arv_device_get_string_feature_value(device, automatic, nullptr) : nullptr;
-      if (!mode || std::string(mode) == "Off" || std::any_of(chunkFeatures_.begin(), chunkFeatures_.end(), [&](const ChunkFeature& f) { return f.name == chunk; })) continue;
-      *value = 0;  // changes from frame to frame: unknown without the chunk
+      if (!mode || std::string(mode) == "Off") continue;
+      *value = 0;  // changes from frame to frame: unknown unless the frame's own chunk says
+      if (std::any_of(chunkFeatures_.begin(), chunkFeatures_.end(), [&](const ChunkFeature& f) { return f.name == chunk; })) continue;
       spdlog::warn("camera {}: {} is {}, so each frame's value is unknown (0 in its metadata) unless the camera sends it as chunk data (chunk_data: on)", id_,
                    automatic, mode);
     }
@@ -642,7 +643,9 @@ class AravisSource : public Source, private TriggerTarget {
       else meta.chunks[f.name] = value;
     }
     if (!error) return;
-    if (!chunkErrors_++) spdlog::warn("camera {}: cannot read a frame's chunk data ({}); such frames keep the settings read at start (counted: camera_chunk_errors)", id_, errorText(error));
+    if (!chunkErrors_++)
+      spdlog::warn("camera {}: cannot read a frame's chunk data ({}); such frames get the settings read at start, 0 where they are automatic (counted: camera_chunk_errors)",
+                   id_, errorText(error));
     g_clear_error(&error);
     meta.exposureUs = exposureUs_;
     meta.gain = gain_;
