@@ -26,6 +26,17 @@ Rule<std::string> oneOf(std::vector<std::string> values) {
   return {"one of: " + quoted(values), [values](const std::string& v) { return std::find(values.begin(), values.end(), v) != values.end(); }};
 }
 
+Rule<std::vector<int>> permutationOf(std::vector<int> values) {
+  std::sort(values.begin(), values.end());
+  std::string text;
+  for (int v : values) text += (text.empty() ? "" : ", ") + std::to_string(v);
+  return {"each of " + text + " once, in any order", [values](const std::vector<int>& v) {
+            std::vector<int> sorted = v;
+            std::sort(sorted.begin(), sorted.end());
+            return sorted == values;
+          }};
+}
+
 Rule<std::vector<std::string>> listOf(std::vector<std::string> values) {
   // The first value that is not allowed or comes twice, else "".
   auto problem = [values](const std::vector<std::string>& list) -> std::string {

@@ -43,6 +43,7 @@ Rule<double> numberIn(double lo, double hi);
 Rule<std::string> oneOf(std::vector<std::string> values);
 Rule<std::vector<std::string>> listOf(std::vector<std::string> values);  // each once, from values
 Rule<std::vector<int>> intListOf(size_t count, int lo, int hi);           // exactly `count` integers
+Rule<std::vector<int>> permutationOf(std::vector<int> values);             // each of `values` once, any order
 Rule<std::vector<double>> numberListOf(size_t minCount, size_t maxCount);
 Rule<Path> existingFile();
 Rule<Path> anyPath();

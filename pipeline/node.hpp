@@ -51,6 +51,7 @@ struct FrameMeta {
   std::map<std::string, double> chunks;  // the camera's other chunk values, by feature name (ChunkLineStatusAll, ...)
   std::string mosaic;           // sensor layout of raw planes: "polar_mono", "polar_rggb", "" when not raw
   std::string bayer;            // colour sensors: colour of each 2x2 block ("rggb", "bggr", "grbg", "gbrg"); "" when not known
+  std::vector<int> angles;      // raw planes: polarizer angle at each pixel of the 2x2 block, row-major; empty when not known
   int bitDepth = 0;             // significant bits of raw planes; 0: not raw
   std::string sampleFormat;     // raw planes: how samples lie, as demosaic's pixel_format names it (mono8, mono12p, ...); "" when not known
   bool incomplete = false;

@@ -44,6 +44,7 @@ struct AravisParams {
   std::string on_disconnect = "reconnect";
   std::string mosaic = "auto";
   std::string bayer = "auto";
+  std::vector<int> angles = {90, 45, 135, 0};
   int bit_depth = 0;
   double startup_wait_s = -1;
   bool ptp = false;
@@ -155,6 +156,9 @@ class AravisSource : public Source, private TriggerTarget {
         .add("bayer", &Params::bayer,
              "polar_rggb: colour of each 2x2 polarizer block, put in each frame's metadata; auto: from the pixel format (BayerRG.., PolarizedBayerBG.., ...)",
              oneOf({"auto", "rggb", "bggr", "grbg", "gbrg"}))
+        .add("angles", &Params::angles,
+             "polarizer angle at each pixel of the sensor's 2x2 blocks, row-major, put in each frame's metadata (every IMX250MZR and MYR: 90, 45, 135, 0)",
+             permutationOf({0, 45, 90, 135}))
         .add("bit_depth", &Params::bit_depth, "significant bits; 0: from the pixel format", intIn(0, 16))
         .add("chunk_data", &Params::chunk_data,
              "per-frame metadata the camera sends after each image (frame id, exposure, gain, ...): on (every chunk it offers), off, or keep the camera's setting",
@@ -273,6 +277,7 @@ class AravisSource : public Source, private TriggerTarget {
       if (status == ARV_BUFFER_STATUS_SUCCESS) readChunks(buffer, meta);
       meta.mosaic = mosaic_;
       meta.bayer = bayer_;
+      meta.angles = p_.angles;
       meta.bitDepth = bitDepth_;
       meta.sampleFormat = sampleFormat_;
       meta.incomplete = status != ARV_BUFFER_STATUS_SUCCESS;

@@ -59,6 +59,7 @@ std::string encodeFrame(const FrameRecord& r) {
   out << "frame=" << r.frame << " source=" << token(m.source) << " sequence=" << m.sequence << " camera_ts_ns=" << m.cameraTimestampNs
       << " host_ts_ns=" << r.hostTimeNs << " exposure_us=" << m.exposureUs << " gain=" << m.gain << " mosaic=" << token(m.mosaic) << " bayer=" << token(m.bayer)
       << " bit_depth=" << m.bitDepth << " sample_format=" << token(m.sampleFormat) << " incomplete=" << (m.incomplete ? 1 : 0) << " camera_frame_id=" << m.cameraFrameId;
+  if (!m.angles.empty()) out << " angles=" << m.angles[0] << "/" << m.angles[1] << "/" << m.angles[2] << "/" << m.angles[3];
   for (const auto& [name, value] : m.chunks) out << " chunk." << token(name) << "=" << value;
   out << " planes=";
   for (size_t i = 0; i < r.planes.size(); ++i) {
@@ -94,6 +95,11 @@ RecordLine decodeLine(const std::string& line) {
   r.meta.sampleFormat = !f.count("sample_format") || field(f, "sample_format") == "-" ? "" : field(f, "sample_format");  // recordings before it have none
   r.meta.incomplete = number<int>(f, "incomplete") != 0;
   r.meta.cameraFrameId = f.count("camera_frame_id") ? number<uint64_t>(f, "camera_frame_id") : 0;  // recordings before it have none
+  if (f.count("angles")) {
+    int a[4];
+    if (std::sscanf(field(f, "angles").c_str(), "%d/%d/%d/%d", &a[0], &a[1], &a[2], &a[3]) != 4) throw std::runtime_error("metadata 'angles=" + field(f, "angles") + "' is not A/B/C/D");
+    r.meta.angles.assign(a, a + 4);
+  }
   for (const auto& [key, value] : f)
     if (key.rfind("chunk.", 0) == 0) r.meta.chunks[key.substr(6)] = number<double>(f, key);
   std::istringstream planes(field(f, "planes"));

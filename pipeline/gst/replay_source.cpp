@@ -202,6 +202,7 @@ class ReplaySource : public Source {
     meta.gain = record.meta.gain;
     meta.mosaic = record.meta.mosaic;
     meta.bayer = record.meta.bayer;
+    meta.angles = record.meta.angles;
     meta.bitDepth = record.meta.bitDepth;
     meta.sampleFormat = record.meta.sampleFormat;
     meta.incomplete = record.meta.incomplete;

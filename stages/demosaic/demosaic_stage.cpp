@@ -17,14 +17,6 @@ struct DemosaicParams {
   std::vector<std::string> outputs = {"s0", "dolp", "aolp"};
 };
 
-Rule<std::vector<int>> anglePermutation() {
-  return {"the four angles 0, 45, 90, 135 in the order of the 2x2 block (row 0 left, right, row 1 left, right)", [](const std::vector<int>& v) {
-            std::vector<int> sorted = v;
-            std::sort(sorted.begin(), sorted.end());
-            return sorted == std::vector<int>{0, 45, 90, 135};
-          }};
-}
-
 class DemosaicStage : public Stage {
  public:
   using Params = DemosaicParams;
@@ -35,7 +27,8 @@ class DemosaicStage : public Stage {
              "raw samples: mono8; mono10, mono12, mono16 (u16 plane); packed as the camera sends them (u8 plane): mono10p, mono12p (PFNC), mono10packed, "
              "mono12packed (GigE Vision's older packing)",
              oneOf(rawFormatNames()))
-        .add("angles", &Params::angles, "polarizer angle at each pixel of the 2x2 block, row-major (IMX250MZR: 90, 45, 135, 0)", anglePermutation())
+        .add("angles", &Params::angles, "polarizer angle at each pixel of the 2x2 block, row-major (IMX250MZR and MYR: 90, 45, 135, 0)",
+             permutationOf({0, 45, 90, 135}))
         .add("bayer", &Params::bayer, "colour of each 2x2 block over the 4x4 period (polar_rggb)", oneOf({"rggb", "bggr", "grbg", "gbrg"}))
         .add("resolution", &Params::resolution, "polar_mono: half (super-pixels) or full (each angle interpolated)", oneOf({"half", "full"}))
         .add("outputs", &Params::outputs, "planes to produce (angles gives angle_0, angle_45, angle_90, angle_135)", listOf(outputNames()));
@@ -51,6 +44,7 @@ class DemosaicStage : public Stage {
         {"grbg", {polar::G, polar::R, polar::B, polar::G}}, {"gbrg", {polar::G, polar::B, polar::R, polar::G}}};
     std::copy_n(bayers.at(p.bayer).begin(), 4, settings_.layout.colourAt);
     bayer_ = p.bayer;
+    angles_ = p.angles;
     settings_.fullResolution = p.resolution == "full";
     if (settings_.fullResolution && settings_.mosaic == Mosaic::rggb) ctx.error("resolution full is for polar_mono; polar_rggb demosaics at half resolution");
     if (outputs_.empty()) ctx.error("outputs is empty: ask for at least one plane");
@@ -81,6 +75,10 @@ class DemosaicStage : public Stage {
     const std::string& phase = ctx.meta().bayer;
     if (settings_.mosaic == Mosaic::rggb && !phase.empty() && phase != bayer_)
       throw std::runtime_error("the camera's 2x2 blocks are " + phase + " (from its pixel format), but this stage reads them as " + bayer_ + " (set bayer: " + phase + ")");
+    const std::vector<int>& angles = ctx.meta().angles;
+    if (!angles.empty() && angles != angles_)
+      throw std::runtime_error("the camera's 2x2 blocks hold the polarizer angles " + anglesText(angles) + " (its source's angles), but this stage reads them as " +
+                               anglesText(angles_) + " (set angles: " + anglesText(angles) + ")");
     const std::string& samples = ctx.meta().sampleFormat;
     if (!samples.empty() && samples != rawFormatName(settings_.format))
       throw std::runtime_error("the frame's samples are " + samples + " (from the camera's pixel format), but this stage reads " + rawFormatName(settings_.format) +
@@ -91,10 +89,16 @@ class DemosaicStage : public Stage {
   }
 
  private:
+  static std::string anglesText(const std::vector<int>& a) {
+    std::string text;
+    for (int v : a) text += (text.empty() ? "[" : ", ") + std::to_string(v);
+    return text + "]";
+  }
   const char* mosaicName() const { return settings_.mosaic == Mosaic::mono ? "polar_mono" : "polar_rggb"; }
 
   Settings settings_;
   std::string bayer_;
+  std::vector<int> angles_;
   std::vector<std::string> outputs_;
   std::vector<std::string> names_;  // output planes, in order
   bool cuda_ = false;

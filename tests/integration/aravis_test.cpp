@@ -793,7 +793,10 @@ TEST(Aravis, ChunkDataGivesEachFrameItsOwnMetadata) {
   Kept& replayed = kept("chunks-replayed");
   ASSERT_EQ(replayed.count(), 20u);
   std::lock_guard lock(replayed.mutex);
-  for (size_t i = 0; i < replayed.metas.size(); ++i) expectSent(replayed.metas[i], "replayed frame " + std::to_string(i));
+  for (size_t i = 0; i < replayed.metas.size(); ++i) {
+    expectSent(replayed.metas[i], "replayed frame " + std::to_string(i));
+    EXPECT_EQ(replayed.metas[i].angles, (std::vector<int>{90, 45, 135, 0})) << "the sensor's angle order is recorded too";
+  }
 }
 
 // A colour camera's Bayer phase comes from its pixel format (BayerBG8: bggr) into each frame; a
@@ -821,6 +824,32 @@ TEST(Aravis, TheBayerPhaseComesFromThePixelFormat) {
   ASSERT_TRUE(right);
   EXPECT_NO_THROW(right->run());
   EXPECT_EQ(kept("bayer").count(), 3u);
+}
+
+// The sensor's angle order (the source's `angles`, the IMX250's by default) goes into each frame;
+// a demosaic that reads another order stops with the setting to change, and with it set runs.
+TEST(Aravis, TheAngleOrderGoesWithTheFrames) {
+  FakeCamera fake("127.0.0.1", "PPANGLES");
+  std::string yaml = "sources:\n" + cameraSource("cam", "PPANGLES", ", mosaic: polar_mono, angles: [0, 45, 90, 135]") +
+                     "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_mono, outputs: [s0]}}\n"
+                     "sinks:\n  - {name: keep, type: keep, inputs: {s0: polar.s0}, params: {key: angles}}\n";
+  auto wrong = buildGraph(registry(), yaml, 3);
+  ASSERT_TRUE(wrong);
+  try {
+    wrong->run();
+    ADD_FAILURE() << "the IMX250's order read from a camera that says otherwise";
+  } catch (const PipelineError& e) {
+    EXPECT_NE(std::string(e.what()).find("hold the polarizer angles [0, 45, 90, 135] (its source's angles), but this stage reads them as [90, 45, 135, 0] "
+                                         "(set angles: [0, 45, 90, 135])"),
+              std::string::npos)
+        << e.what();
+  }
+  wrong.reset();
+  yaml.replace(yaml.find("outputs: [s0]"), 13, "angles: [0, 45, 90, 135], outputs: [s0]");
+  auto right = buildGraph(registry(), yaml, 3);
+  ASSERT_TRUE(right);
+  EXPECT_NO_THROW(right->run());
+  EXPECT_EQ(kept("angles").count(), 3u);
 }
 
 // validate touches no camera: with no camera on the network it passes, saying what only the camera
