@@ -118,10 +118,6 @@ std::vector<std::string> enumerationEntries(ArvDevice* device, const char* featu
 // The pixel formats a camera offers, by name.
 std::vector<std::string> offeredFormats(ArvCamera* camera) { return enumerationEntries(arv_camera_get_device(camera), "PixelFormat"); }
 
-std::string regionText(const std::vector<int>& r) {
-  return "[" + std::to_string(r[0]) + ", " + std::to_string(r[1]) + ", " + std::to_string(r[2]) + ", " + std::to_string(r[3]) + "]";
-}
-
 class AravisSource : public Source, private TriggerTarget {
  public:
   using Params = AravisParams;
@@ -207,7 +203,7 @@ class AravisSource : public Source, private TriggerTarget {
     if (rowBytes % 4)
       ports.fail("camera " + id_ + ": rows of " + std::to_string(rowBytes) + " bytes; choose a Width whose rows are a multiple of 4 bytes (region)");
     // Packed frames stay packed: a u8 plane of their bytes, unpacked by demosaic (pixel_format: mono12p, ...).
-    PortSpec spec = PortSpec::image({depth_, 1}, static_cast<int>(rowBytes / depthBytes(depth_)), height_);
+    PortSpec spec = PortSpec::image({depth(), 1}, static_cast<int>(rowBytes / depthBytes(depth())), height_);
     spec.pitch = rowBytes;  // the camera writes its rows straight into the buffer
     spec.tail = chunkBytes_;  // and its chunk data after them
     ports.output("raw", spec);
@@ -335,8 +331,9 @@ class AravisSource : public Source, private TriggerTarget {
   void useFormat(const FormatName& f) {
     wireBits_ = f.wireBits();
     sampleFormat_ = f.sampleFormat();
-    depth_ = wireBits_ == 16 ? Depth::u16 : Depth::u8;  // packed frames: a u8 plane of the camera's bytes
   }
+  // The plane's samples: 16-bit words, or bytes (packed frames: a u8 plane of the camera's bytes).
+  Depth depth() const { return wireBits_ == 16 ? Depth::u16 : Depth::u8; }
 
   // What the graph's buffers are made for: size, samples, chunk data.
   using Shape = std::tuple<int, int, int, std::string, size_t>;
@@ -344,10 +341,7 @@ class AravisSource : public Source, private TriggerTarget {
   std::string shapeText() const {
     return std::to_string(width_) + "x" + std::to_string(height_) + " " + sampleFormat_ + (chunkBytes_ ? " + " + std::to_string(chunkBytes_) + " bytes of chunk data" : "");
   }
-  void restoreShape(const Shape& built) {
-    std::tie(width_, height_, wireBits_, sampleFormat_, chunkBytes_) = built;
-    depth_ = wireBits_ == 16 ? Depth::u16 : Depth::u8;
-  }
+  void restoreShape(const Shape& built) { std::tie(width_, height_, wireBits_, sampleFormat_, chunkBytes_) = built; }
 
   size_t rowBytes() const { return static_cast<size_t>(width_) * static_cast<size_t>(wireBits_) / 8; }
 
@@ -377,7 +371,7 @@ class AravisSource : public Source, private TriggerTarget {
       arv_camera_get_sensor_size(camera, &sensorWidth, &sensorHeight, &error);
       if (error) throw std::runtime_error("camera " + id_ + ": cannot read the sensor size: " + errorText(error));
       if (p_.region[0] + p_.region[2] > sensorWidth || p_.region[1] + p_.region[3] > sensorHeight)
-        throw std::runtime_error("camera " + id_ + ": region " + regionText(p_.region) + " does not fit its " + std::to_string(sensorWidth) + "x" +
+        throw std::runtime_error("camera " + id_ + ": region " + toText(p_.region) + " does not fit its " + std::to_string(sensorWidth) + "x" +
                                  std::to_string(sensorHeight) + " sensor");
     }
     ArvDevice* device = arv_camera_get_device(camera);
@@ -430,7 +424,7 @@ class AravisSource : public Source, private TriggerTarget {
     }
     if (!p_.region.empty()) {
       arv_camera_set_region(camera_, p_.region[0], p_.region[1], p_.region[2], p_.region[3], &error);
-      check("region " + regionText(p_.region) + " rejected");
+      check("region " + toText(p_.region) + " rejected");
     }
     if (p_.exposure_us > 0) {
       arv_camera_set_exposure_time(camera_, p_.exposure_us, &error);
@@ -548,7 +542,7 @@ class AravisSource : public Source, private TriggerTarget {
                                std::to_string(period) + ", the " + mosaic_ + " pattern's period: the angles would be read in the wrong places (choose OffsetX and OffsetY in steps of " +
                                std::to_string(period) + ")");
     // 16-bit samples are read little-endian; a camera that sends them big-endian is switched over.
-    if (depth_ == Depth::u16 && arv_device_get_feature(device, "GevSCPSBigEndian") && arv_device_get_boolean_feature_value(device, "GevSCPSBigEndian", nullptr)) {
+    if (depth() == Depth::u16 && arv_device_get_feature(device, "GevSCPSBigEndian") && arv_device_get_boolean_feature_value(device, "GevSCPSBigEndian", nullptr)) {
       GError* error = nullptr;
       arv_device_set_boolean_feature_value(device, "GevSCPSBigEndian", FALSE, &error);
       if (error) throw std::runtime_error("camera " + id_ + " sends 16-bit samples big-endian and will not switch (GevSCPSBigEndian: " + errorText(error) + ")");
@@ -775,7 +769,6 @@ class AravisSource : public Source, private TriggerTarget {
   std::atomic<bool> lost_{false};
   bool acquiring_ = false;
   int width_ = 0, height_ = 0;
-  Depth depth_ = Depth::u8;
   int wireBits_ = 8;          // bits a pixel takes in the frame (packed: 10 or 12)
   std::string sampleFormat_;  // demosaic's name for the samples: mono8, mono12p, ...
   std::string mosaic_, bayer_;

@@ -28,13 +28,13 @@ const std::vector<std::string>& rawFormatNames();
 RawFormat rawFormatOf(const std::string& name);
 const std::string& rawFormatName(RawFormat format);
 
-// Size of the outputs for a raw frame, or an error message about the raw size ("" when fine).
-std::string checkRawSize(const Settings& s, int rawWidth, int rawHeight, int& outWidth, int& outHeight);
-// Width in pixels of a raw plane `planeWidth` samples (packed: bytes) wide; "" in `problem` unless
-// a packed plane's width is not a whole number of groups (then 0).
+// Size of the outputs for a raw plane `planeWidth` samples (packed formats: bytes) wide, or an error
+// message about its size ("" when fine): a packed plane must hold whole groups of pixels.
+std::string checkRawSize(const Settings& s, int planeWidth, int rawHeight, int& outWidth, int& outHeight);
+// Width in pixels of a raw plane `planeWidth` samples (packed: bytes) wide, and the inverse, for
+// whole groups of pixels.
 int rawPixelWidth(RawFormat format, int planeWidth);
-int rawPlaneWidth(RawFormat format, int pixels);  // the inverse, for `pixels` a whole number of groups
-std::string checkPlaneWidth(RawFormat format, int planeWidth);
+int rawPlaneWidth(RawFormat format, int pixels);
 
 // The raw frame seen as bytes: u8 planes (mono8 and the packed formats) or u16 planes (mono10, mono12, mono16).
 ImageView<const uint8_t> rawBytes(const Image& raw, RawFormat format);

@@ -137,13 +137,12 @@ int rawPixelWidth(RawFormat format, int planeWidth) {
 
 int rawPlaneWidth(RawFormat format, int pixels) { return isPacked(format) ? pixels / packedGroupPixels(format) * packedGroupBytes(format) : pixels; }
 
-std::string checkPlaneWidth(RawFormat format, int planeWidth) {
-  if (!isPacked(format) || planeWidth % packedGroupBytes(format) == 0) return "";
-  return "a " + rawFormatName(format) + " plane holds " + std::to_string(packedGroupPixels(format)) + " pixels in every " + std::to_string(packedGroupBytes(format)) +
-         " bytes, so its width in bytes must be a multiple of " + std::to_string(packedGroupBytes(format)) + "; it is " + std::to_string(planeWidth);
-}
-
-std::string checkRawSize(const Settings& s, int rawWidth, int rawHeight, int& outWidth, int& outHeight) {
+std::string checkRawSize(const Settings& s, int planeWidth, int rawHeight, int& outWidth, int& outHeight) {
+  if (isPacked(s.format) && planeWidth % packedGroupBytes(s.format))
+    return "a " + rawFormatName(s.format) + " plane holds " + std::to_string(packedGroupPixels(s.format)) + " pixels in every " +
+           std::to_string(packedGroupBytes(s.format)) + " bytes, so its width in bytes must be a multiple of " + std::to_string(packedGroupBytes(s.format)) +
+           "; it is " + std::to_string(planeWidth);
+  int rawWidth = rawPixelWidth(s.format, planeWidth);
   int period = s.mosaic == Mosaic::rggb ? 4 : 2;
   if (rawWidth % period || rawHeight % period)
     return "a raw frame of " + std::to_string(rawWidth) + "x" + std::to_string(rawHeight) + " does not fit the " +

@@ -57,8 +57,7 @@ void run(const Settings& s, const Image& raw, const std::map<std::string, Image*
 std::map<std::string, Image> runToHost(const Settings& s, const Image& raw, const std::vector<std::string>& outputs, bool cuda, int poison,
                                        size_t rowPadding) {
   int width = 0, height = 0;
-  std::string problem = checkPlaneWidth(s.format, raw.width());
-  if (problem.empty()) problem = checkRawSize(s, rawPixelWidth(s.format, raw.width()), raw.height(), width, height);
+  std::string problem = checkRawSize(s, raw.width(), raw.height(), width, height);
   if (!problem.empty()) throw std::invalid_argument(problem);
   MemoryKind memory = cuda ? MemoryKind::device : MemoryKind::host;
   std::map<std::string, Image> planes, host;

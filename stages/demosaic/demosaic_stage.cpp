@@ -58,8 +58,7 @@ class DemosaicStage : public Stage {
     const PortSpec* raw = ports.imageInput("raw", {{polar::isWide(settings_.format) ? Depth::u16 : Depth::u8, 1}});
     if (!raw) return;
     int width = 0, height = 0;
-    std::string problem = checkPlaneWidth(settings_.format, raw->width);
-    if (problem.empty()) problem = checkRawSize(settings_, rawPixelWidth(settings_.format, raw->width), raw->height, width, height);
+    std::string problem = checkRawSize(settings_, raw->width, raw->height, width, height);
     if (!problem.empty()) {
       ports.fail(ports.upstreamName("raw") + ": " + problem);
       return;
@@ -77,8 +76,8 @@ class DemosaicStage : public Stage {
       throw std::runtime_error("the camera's 2x2 blocks are " + phase + " (from its pixel format), but this stage reads them as " + bayer_ + " (set bayer: " + phase + ")");
     const std::vector<int>& angles = ctx.meta().angles;
     if (!angles.empty() && angles != angles_)
-      throw std::runtime_error("the camera's 2x2 blocks hold the polarizer angles " + anglesText(angles) + " (its source's angles), but this stage reads them as " +
-                               anglesText(angles_) + " (set angles: " + anglesText(angles) + ")");
+      throw std::runtime_error("the camera's 2x2 blocks hold the polarizer angles " + toText(angles) + " (its source's angles), but this stage reads them as " +
+                               toText(angles_) + " (set angles: " + toText(angles) + ")");
     const std::string& samples = ctx.meta().sampleFormat;
     if (!samples.empty() && samples != rawFormatName(settings_.format))
       throw std::runtime_error("the frame's samples are " + samples + " (from the camera's pixel format), but this stage reads " + rawFormatName(settings_.format) +
@@ -89,11 +88,6 @@ class DemosaicStage : public Stage {
   }
 
  private:
-  static std::string anglesText(const std::vector<int>& a) {
-    std::string text;
-    for (int v : a) text += (text.empty() ? "[" : ", ") + std::to_string(v);
-    return text + "]";
-  }
   const char* mosaicName() const { return settings_.mosaic == Mosaic::mono ? "polar_mono" : "polar_rggb"; }
 
   Settings settings_;

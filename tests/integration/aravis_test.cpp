@@ -648,6 +648,29 @@ TEST(Aravis, ACameraThatComesBackWithAnotherSizeIsRefused) {
   EXPECT_NE(failure.find("came back with 512x512 mono8 frames, but the graph was built for 512x480 mono8"), std::string::npos) << failure;
 }
 
+// A camera whose frames say how to read them (sample format, Bayer phase, angle order): a demosaic
+// with the `wrong` params stops at the first frame with `message`; with the `right` ones three frames
+// go through.
+void expectDemosaicNeeds(const std::string& source, const std::string& wrong, const std::string& right, const std::string& message) {
+  auto yaml = [&](const std::string& params) {
+    return "sources:\n" + source + "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {" + params +
+           ", outputs: [s0]}}\nsinks:\n  - {name: keep, type: keep, inputs: {s0: polar.s0}, params: {key: demosaic-needs}}\n";
+  };
+  auto stopping = buildGraph(registry(), yaml(wrong), 3);
+  ASSERT_TRUE(stopping);
+  try {
+    stopping->run();
+    ADD_FAILURE() << "demosaic {" << wrong << "} read frames that say otherwise";
+  } catch (const PipelineError& e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+  stopping.reset();
+  auto running = buildGraph(registry(), yaml(right), 3);
+  ASSERT_TRUE(running);
+  EXPECT_NO_THROW(running->run());
+  EXPECT_EQ(kept("demosaic-needs").count(), 3u);
+}
+
 // Packed frames (10 and 12 bits, PFNC's and GigE Vision's packing) land packed in the graph's
 // buffers and demosaic unpacks them as it reads: the camera path's output equals the demosaic of the
 // same bytes from memory (as from a file); a demosaic set for other samples stops, saying which.
@@ -687,17 +710,8 @@ TEST(Aravis, PackedFramesAreDemosaicedAsTheyCome) {
   }
   std::string source = cameraSource("cam", "PPPACKED", ", mosaic: polar_mono");
   source.replace(source.find("Mono8"), 5, "Mono12Packed");
-  auto wrong = buildGraph(registry(), "sources:\n" + source + "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_mono, "
-                                      "pixel_format: mono12p, outputs: [s0]}}\nsinks:\n  - {name: keep, type: keep, inputs: {s0: polar.s0}}\n", 2);
-  ASSERT_TRUE(wrong);
-  try {
-    wrong->run();
-    ADD_FAILURE() << "Mono12Packed frames read as mono12p";
-  } catch (const PipelineError& e) {
-    EXPECT_NE(std::string(e.what()).find("the frame's samples are mono12packed (from the camera's pixel format), but this stage reads mono12p (set pixel_format: mono12packed)"),
-              std::string::npos)
-        << e.what();
-  }
+  expectDemosaicNeeds(source, "mosaic: polar_mono, pixel_format: mono12p", "mosaic: polar_mono, pixel_format: mono12packed",
+                      "the frame's samples are mono12packed (from the camera's pixel format), but this stage reads mono12p (set pixel_format: mono12packed)");
 }
 
 // ptp: true switches IEEE 1588 on and reports the clock's state and offset; a camera without it is
@@ -806,50 +820,17 @@ TEST(Aravis, TheBayerPhaseComesFromThePixelFormat) {
   FakeCamera fake("127.0.0.1", "PPBAYER");
   std::string source = cameraSource("cam", "PPBAYER", ", mosaic: polar_rggb");
   source.replace(source.find("Mono8"), 5, "BayerBG8");
-  std::string yaml = "sources:\n" + source + "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_rggb, outputs: [s0]}}\n"
-                     "sinks:\n  - {name: keep, type: keep, inputs: {s0: polar.s0}, params: {key: bayer}}\n";
-  auto wrong = buildGraph(registry(), yaml, 3);
-  ASSERT_TRUE(wrong);
-  try {
-    wrong->run();
-    ADD_FAILURE() << "rggb blocks read from a BayerBG8 camera";
-  } catch (const PipelineError& e) {
-    EXPECT_NE(std::string(e.what()).find("the camera's 2x2 blocks are bggr (from its pixel format), but this stage reads them as rggb (set bayer: bggr)"),
-              std::string::npos)
-        << e.what();
-  }
-  wrong.reset();
-  yaml.replace(yaml.find("outputs: [s0]"), 13, "bayer: bggr, outputs: [s0]");
-  auto right = buildGraph(registry(), yaml, 3);
-  ASSERT_TRUE(right);
-  EXPECT_NO_THROW(right->run());
-  EXPECT_EQ(kept("bayer").count(), 3u);
+  expectDemosaicNeeds(source, "mosaic: polar_rggb", "mosaic: polar_rggb, bayer: bggr",
+                      "the camera's 2x2 blocks are bggr (from its pixel format), but this stage reads them as rggb (set bayer: bggr)");
 }
 
 // The sensor's angle order (the source's `angles`, the IMX250's by default) goes into each frame;
 // a demosaic that reads another order stops with the setting to change, and with it set runs.
 TEST(Aravis, TheAngleOrderGoesWithTheFrames) {
   FakeCamera fake("127.0.0.1", "PPANGLES");
-  std::string yaml = "sources:\n" + cameraSource("cam", "PPANGLES", ", mosaic: polar_mono, angles: [0, 45, 90, 135]") +
-                     "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_mono, outputs: [s0]}}\n"
-                     "sinks:\n  - {name: keep, type: keep, inputs: {s0: polar.s0}, params: {key: angles}}\n";
-  auto wrong = buildGraph(registry(), yaml, 3);
-  ASSERT_TRUE(wrong);
-  try {
-    wrong->run();
-    ADD_FAILURE() << "the IMX250's order read from a camera that says otherwise";
-  } catch (const PipelineError& e) {
-    EXPECT_NE(std::string(e.what()).find("hold the polarizer angles [0, 45, 90, 135] (its source's angles), but this stage reads them as [90, 45, 135, 0] "
-                                         "(set angles: [0, 45, 90, 135])"),
-              std::string::npos)
-        << e.what();
-  }
-  wrong.reset();
-  yaml.replace(yaml.find("outputs: [s0]"), 13, "angles: [0, 45, 90, 135], outputs: [s0]");
-  auto right = buildGraph(registry(), yaml, 3);
-  ASSERT_TRUE(right);
-  EXPECT_NO_THROW(right->run());
-  EXPECT_EQ(kept("angles").count(), 3u);
+  expectDemosaicNeeds(cameraSource("cam", "PPANGLES", ", mosaic: polar_mono, angles: [0, 45, 90, 135]"), "mosaic: polar_mono",
+                      "mosaic: polar_mono, angles: [0, 45, 90, 135]",
+                      "hold the polarizer angles [0, 45, 90, 135] (its source's angles), but this stage reads them as [90, 45, 135, 0] (set angles: [0, 45, 90, 135])");
 }
 
 // validate touches no camera: with no camera on the network it passes, saying what only the camera

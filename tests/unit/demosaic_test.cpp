@@ -144,8 +144,12 @@ TEST(RawFormats, PackedFormatsGiveTheSameResultAsUnpacked) {
       EXPECT_LE(maxSample, polar::maxValue(packing)) << "results stay within the format's bits";
     }
   }
-  EXPECT_NE(checkPlaneWidth(RawFormat::mono10p, 31).find("multiple of 5"), std::string::npos);
-  EXPECT_EQ(checkPlaneWidth(RawFormat::mono10p, 30), "");
+  Settings tenBit;
+  tenBit.format = RawFormat::mono10p;
+  int outW = 0, outH = 0;
+  EXPECT_NE(checkRawSize(tenBit, 31, 12, outW, outH).find("multiple of 5"), std::string::npos);
+  EXPECT_EQ(checkRawSize(tenBit, 30, 12, outW, outH), "");
+  EXPECT_EQ(outW, 12) << "30 bytes of Mono10p are 24 pixels";
 }
 
 TEST(BadInput, RawSizesThatDoNotFitThePeriod) {

@@ -55,8 +55,7 @@ int demosaicFile(const DemosaicArgs& a) {
     throw std::invalid_argument(a.raw + " is " + toString(raw.format()) + ", but --pixel-format " + a.pixelFormat + " needs a " + (wide ? "16" : "8") +
                                 "-bit single-channel file");
   int width = 0, height = 0;
-  std::string problem = demosaic::checkPlaneWidth(s.format, raw.width());
-  if (problem.empty()) problem = demosaic::checkRawSize(s, demosaic::rawPixelWidth(s.format, raw.width()), raw.height(), width, height);
+  std::string problem = demosaic::checkRawSize(s, raw.width(), raw.height(), width, height);
   if (!problem.empty()) throw std::invalid_argument(a.raw + ": " + problem);  // named with the file here
   bool cuda = a.backend == "cuda" || (a.backend == "auto" && gpuAvailable());
   if (cuda && !gpuAvailable()) throw std::invalid_argument("--backend cuda, but " + gpuDescription());
