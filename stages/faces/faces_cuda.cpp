@@ -36,10 +36,37 @@ float boxDepth(const Image& depth, const Box& box, StreamHandle stream) {
 #if POLARPIPE_HAS_CUDA
 
 namespace {
-// Stage groups after the first: each runs on the survivors of the one before. The first
-// kGroupsByThread (short stages on most windows) take a thread a window, the rest a warp.
-constexpr int kStageGroupEnds[] = {3, 6, 10, 16, 1 << 30};
-constexpr int kGroupsByThread = 2;
+
+// The fixed point in which a cascade's leaf values and stage thresholds are whole numbers: the
+// fraction bits of the finest of them. Where every stage's sum stays below 2^53 units, OpenCV's
+// double sums of those floats are exact, so 64-bit integer sums equal them in any order.
+int fixedPointBits(const Cascade& c) {
+  int bits = 0;
+  auto finest = [&](float v) {
+    if (v == 0.f) return;
+    int exponent = 0;
+    double mantissa = std::frexp(static_cast<double>(v), &exponent);  // v = mantissa 2^exponent
+    auto whole = static_cast<long long>(std::ldexp(std::fabs(mantissa), 24));
+    int fraction = 24 - exponent;
+    while (whole % 2 == 0) whole /= 2, --fraction;
+    bits = std::max(bits, fraction);
+  };
+  for (const CascadeStage& st : c.stages) {
+    finest(st.threshold);
+    for (int k = 0; k < st.count; ++k) finest(c.stumps[static_cast<size_t>(st.first + k)].left), finest(c.stumps[static_cast<size_t>(st.first + k)].right);
+  }
+  for (const CascadeStage& st : c.stages) {
+    double largest = std::fabs(st.threshold);
+    for (int k = 0; k < st.count; ++k) largest += std::max(std::fabs(c.stumps[static_cast<size_t>(st.first + k)].left), std::fabs(c.stumps[static_cast<size_t>(st.first + k)].right));
+    if (std::ldexp(largest, bits) >= 0x1p53)
+      throw std::invalid_argument("face_detect: this cascade's leaf values need more than 53 bits to be summed exactly (" + std::to_string(bits) +
+                                  " fraction bits); the CUDA backend sums them in 64-bit integers; use backend cpu");
+  }
+  return bits;
+}
+
+long long fixedPoint(float v, int bits) { return static_cast<long long>(std::ldexp(static_cast<double>(v), bits)); }
+
 }  // namespace
 
 struct FaceDetectorCuda::State {
@@ -52,14 +79,11 @@ struct FaceDetectorCuda::State {
   DeviceBuffer<GpuStump> stumps;
   DeviceBuffer<GpuStage> stages;
   DeviceBuffer<uint8_t> pixels;
-  DeviceBuffer<int32_t> sums;
-  DeviceBuffer<uint32_t> squares;
   DeviceBuffer<int8_t> codes;
   DeviceBuffer<float> norms;
-  DeviceBuffer<Candidate> lists[2];
-  DeviceBuffer<int> counts;  // one per list use
-  int capacity = 0, largestWidth = 0, largestHeight = 0, mostCols = 0, mostRows = 0, pixelTiles = 0, windowTiles = 0;
-  int blocksByThread = 0, blocksByWarp = 0;  // the stage groups' grids
+  DeviceBuffer<Candidate> found;
+  DeviceBuffer<int> foundCount;
+  int capacity = 0, mostCols = 0, mostRows = 0, pixelTiles = 0, windowTiles = 0;
   Image grey;  // colour input made grey
 };
 
@@ -70,15 +94,14 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
   s.levels = pyramid(c, width, height, p);
   if (s.levels.size() > static_cast<size_t>(kMaxLevels)) s.levels.resize(kMaxLevels);
   std::vector<int2> tables;
-  size_t pixels = 0, integrals = 0, windows = 0;
+  size_t pixels = 0, windows = 0;
   for (const Level& l : s.levels) {
     LevelGeometry g{};
     g.scale = l.scale, g.width = l.width, g.height = l.height, g.step = l.step;
     g.cols = std::max(0, (l.width + 1 - c.width + l.step - 1) / l.step);
     g.rows = std::max(0, (l.height + 1 - c.height + l.step - 1) / l.step);
-    g.imageOffset = pixels, g.integralOffset = integrals, g.codeOffset = windows;
+    g.imageOffset = pixels, g.codeOffset = windows;
     pixels += static_cast<size_t>(l.width) * l.height;
-    integrals += static_cast<size_t>(l.width + 1) * (l.height + 1);
     windows += static_cast<size_t>(g.cols) * g.rows;
     g.mode = l.width == width && l.height == height ? 0 : width == 2 * l.width && height == 2 * l.height ? 2 : 1;
     ResizeAxis ax = resizeAxis(width, l.width), ay = resizeAxis(height, l.height);
@@ -87,23 +110,29 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
     g.tableY = static_cast<int>(tables.size());
     for (int i = 0; i < l.height; ++i) tables.push_back({ay.index[i], ay.weight[i]});
     g.beforeX = ax.before, g.afterX = ax.after, g.beforeY = ay.before, g.afterY = ay.after;
-    s.largestWidth = std::max(s.largestWidth, l.width), s.largestHeight = std::max(s.largestHeight, l.height);
     s.mostCols = std::max(s.mostCols, g.cols), s.mostRows = std::max(s.mostRows, g.rows);
     g.pixelTile = s.pixelTiles, g.windowTile = s.windowTiles;
-    s.pixelTiles += (l.width + kTileX - 1) / kTileX * ((l.height + kTileY - 1) / kTileY);
-    s.windowTiles += (g.cols + kTileX - 1) / kTileX * ((g.rows + kTileY - 1) / kTileY);
+    s.pixelTiles += (l.width + kPixelTileX - 1) / kPixelTileX * ((l.height + kPixelTileY - 1) / kPixelTileY);
+    s.windowTiles += (g.cols + kWindowTileX - 1) / kWindowTileX * ((g.rows + kWindowTileY - 1) / kWindowTileY);
     s.geometry.push_back(g);
   }
   s.capacity = static_cast<int>(std::max<size_t>(windows, 1));
+  const int bits = fixedPointBits(c), pitch = tilePitch(c.width);
   std::vector<GpuStump> stumps;
   for (const Stump& st : c.stumps) {
     const HaarFeature& f = c.features[static_cast<size_t>(st.feature)];
-    GpuStump g{st.threshold, st.left, st.right, f.count, {}, {}, {}, {}, {}};
-    for (int k = 0; k < f.count; ++k) g.x[k] = f.rects[k].x, g.y[k] = f.rects[k].y, g.w[k] = f.rects[k].w, g.h[k] = f.rects[k].h, g.weight[k] = f.rects[k].weight;
+    GpuStump g{};
+    for (int k = 0; k < f.count; ++k) {
+      const auto& r = f.rects[k];
+      const int bytes = sizeof(uint32_t), topLeft = (r.y * pitch + r.x) * bytes, bottomLeft = ((r.y + r.h) * pitch + r.x) * bytes;
+      g.corners[k][0] = topLeft, g.corners[k][1] = topLeft + r.w * bytes, g.corners[k][2] = bottomLeft, g.corners[k][3] = bottomLeft + r.w * bytes;
+      g.weight[k] = r.weight;
+    }
+    g.threshold = st.threshold, g.left = fixedPoint(st.left, bits), g.right = fixedPoint(st.right, bits);
     stumps.push_back(g);
   }
   std::vector<GpuStage> stages;
-  for (const CascadeStage& st : c.stages) stages.push_back({st.first, st.count, st.threshold});
+  for (const CascadeStage& st : c.stages) stages.push_back({st.first, st.count, fixedPoint(st.threshold, bits)});
   auto upload = [](auto& buffer, const auto& host) {
     using T = typename std::decay_t<decltype(host)>::value_type;
     buffer = DeviceBuffer<T>(std::max<size_t>(host.size(), 1));
@@ -114,15 +143,10 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
   upload(s.stumps, stumps);
   upload(s.stages, stages);
   s.pixels = DeviceBuffer<uint8_t>(std::max<size_t>(pixels, 1));
-  s.sums = DeviceBuffer<int32_t>(std::max<size_t>(integrals, 1));
-  s.squares = DeviceBuffer<uint32_t>(std::max<size_t>(integrals, 1));
   s.codes = DeviceBuffer<int8_t>(static_cast<size_t>(s.capacity));
   s.norms = DeviceBuffer<float>(static_cast<size_t>(s.capacity));
-  s.lists[0] = DeviceBuffer<Candidate>(static_cast<size_t>(s.capacity));
-  s.lists[1] = DeviceBuffer<Candidate>(static_cast<size_t>(s.capacity));
-  s.counts = DeviceBuffer<int>(8);
-  s.blocksByThread = stagesResidentBlocks(true);
-  s.blocksByWarp = stagesResidentBlocks(false);
+  s.found = DeviceBuffer<Candidate>(static_cast<size_t>(s.capacity));
+  s.foundCount = DeviceBuffer<int>(1);
 }
 
 FaceDetectorCuda::~FaceDetectorCuda() = default;
@@ -140,27 +164,19 @@ std::vector<Window> FaceDetectorCuda::detectRaw(const Image& image, StreamHandle
   }
   const Image& grey = *source;
   PyramidArgs a{static_cast<const uint8_t*>(grey.data()), s.width, s.height, grey.pitch(), static_cast<int>(s.levels.size()), s.deviceGeometry.get(), s.tables.get(),
-                s.pixels.get(), s.sums.get(), s.squares.get(), s.largestWidth, s.largestHeight, s.pixelTiles, s.windowTiles};
-  CascadeArgs c{s.stumps.get(), s.stages.get(), s.cascade.width, s.cascade.height};
-  PP_CUDA_CHECK(cudaMemsetAsync(s.counts.get(), 0, s.counts.bytes(), stream));
+                s.pixels.get(), s.pixelTiles, s.windowTiles};
+  CascadeArgs c{s.stumps.get(), s.stages.get(), static_cast<int>(s.cascade.stages.size()), s.cascade.width, s.cascade.height};
+  PP_CUDA_CHECK(cudaMemsetAsync(s.foundCount.get(), 0, sizeof(int), stream));
   launchPyramid(a, stream);
-  launchFirstStage(c, a, s.mostCols, s.mostRows, s.codes.get(), s.norms.get(), s.lists[0].get(), s.counts.get(), s.capacity, stream);
-  int stagesTotal = static_cast<int>(s.cascade.stages.size()), from = 1, list = 0, count = 0;
-  for (int end : kStageGroupEnds) {
-    if (from >= stagesTotal) break;
-    int to = std::min(end, stagesTotal);
-    bool byThread = count < kGroupsByThread;
-    launchStages(c, a, from, to, s.lists[list].get(), s.counts.get() + count, s.lists[1 - list].get(), s.counts.get() + count + 1, s.capacity, byThread,
-                 byThread ? s.blocksByThread : s.blocksByWarp, stream);
-    from = to, list = 1 - list, ++count;
-  }
+  launchFirstStage(c, a, s.mostCols, s.mostRows, s.codes.get(), s.norms.get(), stream);
+  launchLaterStages(c, a, s.codes.get(), s.norms.get(), s.found.get(), s.foundCount.get(), s.capacity, stream);
   int found = 0;
-  PP_CUDA_CHECK(cudaMemcpyAsync(&found, s.counts.get() + count, sizeof(int), cudaMemcpyDeviceToHost, stream));
+  PP_CUDA_CHECK(cudaMemcpyAsync(&found, s.foundCount.get(), sizeof(int), cudaMemcpyDeviceToHost, stream));
   PP_CUDA_CHECK(cudaStreamSynchronize(stream));
   found = std::min(found, s.capacity);
   std::vector<Candidate> candidates(static_cast<size_t>(found));
   if (found > 0) {
-    PP_CUDA_CHECK(cudaMemcpyAsync(candidates.data(), s.lists[list].get(), candidates.size() * sizeof(Candidate), cudaMemcpyDeviceToHost, stream));
+    PP_CUDA_CHECK(cudaMemcpyAsync(candidates.data(), s.found.get(), candidates.size() * sizeof(Candidate), cudaMemcpyDeviceToHost, stream));
     PP_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   // The CPU reference's order: level by level, rows top to bottom.

@@ -1,0 +1,88 @@
+// The cascade's first stage on every window position of every level, from a tile's integrals in
+// shared memory, then OpenCV's skip rule along each row.
+#include <stdexcept>
+#include <string>
+
+#include "cuda/haar_tile.cuh"
+#include "cuda/shared_memory.cuh"
+#include "pipeline/cuda_check.hpp"
+
+namespace pp::faces {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kRowWarps = 4, kMaxColumns = 4096;
+
+// Code per window position: -1 flat (variance rule), 0 rejected by stage 0, 1 passed. The squared
+// integral gives each window's sum of squares first; the same shared memory then holds the
+// integral for the sums and the stage's rectangles.
+__global__ void __launch_bounds__(kThreads) firstStage(CascadeArgs c, PyramidArgs a, int8_t* codes, float* norms) {
+  extern __shared__ uint32_t integral[];
+  __shared__ uint32_t squares[kWindowTileX * kWindowTileY];  // each window's sum of squares
+  const Tile t = tileOf(a, c);
+  const int nw = c.windowWidth - 2, nh = c.windowHeight - 2;
+  const int b = sizeof(uint32_t);  // the window less a pixel all round, as byte offsets
+  const int4 inset = {b * (t.pitch + 1), b * (t.pitch + 1 + nw), b * ((nh + 1) * t.pitch + 1), b * ((nh + 1) * t.pitch + 1 + nw)};
+  buildIntegral<true>(integral, t);
+  for (int p = threadIdx.x; p < kWindowTileX * kWindowTileY; p += kThreads) {
+    TileWindow w = tileWindow(t, p);
+    squares[p] = w.valid ? static_cast<uint32_t>(rectSum(integral + w.y * t.pitch + w.x, inset)) : 0u;
+  }
+  __syncthreads();  // every square read before the sums overwrite them
+  buildIntegral<false>(integral, t);
+  const double area = static_cast<double>(nw) * nh;
+  for (int p = threadIdx.x; p < kWindowTileX * kWindowTileY; p += kThreads) {
+    TileWindow w = tileWindow(t, p);
+    if (!w.valid) continue;
+    const uint32_t* at = integral + w.y * t.pitch + w.x;
+    int32_t valsum = rectSum(at, inset);
+    double nf = __dsub_rn(__dmul_rn(area, static_cast<double>(squares[p])), __dmul_rn(static_cast<double>(valsum), static_cast<double>(valsum)));
+    int8_t code = -1;
+    float norm = 0.f;
+    if (nf > 0.) {
+      norm = static_cast<float>(__ddiv_rn(1., __dsqrt_rn(nf)));
+      if (__dmul_rn(area, static_cast<double>(norm)) < 1e-1) code = stagePasses<1>(c, 0, at, norm, 0) ? 1 : 0;
+    }
+    codes[w.index] = code;
+    norms[w.index] = norm;
+  }
+}
+
+// A warp per row of window positions: OpenCV looks at the window after one that stage 0 rejected
+// only when it skipped that one, so lane 0 walks the row; the row's codes become 1 where a window
+// was looked at and passed, else 0.
+__global__ void skipRule(PyramidArgs a, int8_t* codes) {
+  __shared__ int8_t take[kRowWarps][kMaxColumns];
+  const LevelGeometry& g = a.geometry[blockIdx.y];
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32, row = blockIdx.x * kRowWarps + warp;
+  if (row >= g.rows) return;  // whole warps
+  int8_t* rowCodes = codes + g.codeOffset + static_cast<size_t>(row) * g.cols;
+  for (int col = lane; col < g.cols; col += 32) take[warp][col] = rowCodes[col];
+  __syncwarp();
+  if (lane == 0) {
+    bool skipNext = false;
+    for (int col = 0; col < g.cols; ++col) {
+      int8_t code = take[warp][col];
+      take[warp][col] = !skipNext && code == 1;
+      skipNext = !skipNext && code == 0;
+    }
+  }
+  __syncwarp();
+  for (int col = lane; col < g.cols; col += 32) rowCodes[col] = take[warp][col];
+}
+
+}  // namespace
+
+void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int mostCols, int mostRows, int8_t* codes, float* norms, cudaStream_t stream) {
+  if (mostCols > kMaxColumns) throw std::invalid_argument("face_detect: at most " + std::to_string(kMaxColumns) + " window positions a row");
+  if (a.windowTiles == 0) return;  // no level fits a window
+  size_t shared = sizeof(uint32_t) * tilePitch(c.windowWidth) * tileRows(c.windowHeight);
+  allowSharedMemory(firstStage, shared, "face_detect's first stage");
+  firstStage<<<a.windowTiles, kThreads, shared, stream>>>(c, a, codes, norms);
+  PP_CUDA_CHECK_LAUNCH();
+  skipRule<<<dim3((mostRows + kRowWarps - 1) / kRowWarps, a.levels), kRowWarps * 32, 0, stream>>>(a, codes);
+  PP_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace pp::faces

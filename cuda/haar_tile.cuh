@@ -1,0 +1,124 @@
+// Device helpers of the cascade's kernels: which level and tile a block takes, the integral image
+// of a tile's pixels in shared memory, and a stage's vote on a window from it.
+#pragma once
+#include "cuda/haar.cuh"
+
+namespace pp::faces {
+
+// The level holding tile `tile` of a launch over all levels (its index), and the tile's block
+// position there.
+__device__ __forceinline__ int levelOfTile(const PyramidArgs& a, int tile, bool windows, int& bx, int& by) {
+  int lo = 0, hi = a.levels - 1;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if ((windows ? a.geometry[mid].windowTile : a.geometry[mid].pixelTile) <= tile) lo = mid;
+    else hi = mid - 1;
+  }
+  const LevelGeometry& g = a.geometry[lo];
+  int t = tile - (windows ? g.windowTile : g.pixelTile);
+  int across = windows ? (g.cols + kWindowTileX - 1) / kWindowTileX : (g.width + kPixelTileX - 1) / kPixelTileX;
+  bx = t % across, by = t / across;
+  return lo;
+}
+
+// A block's tile of window positions and the pixels its windows cover.
+struct Tile {
+  int level;
+  const uint8_t* pixels;  // the level's image
+  int levelWidth, cols, rows, step;
+  size_t codeOffset;
+  int col0, row0;       // the first window position
+  int x0, y0;           // the first pixel
+  int width, height;    // pixels covered
+  int pitch;            // of the integral in shared memory
+};
+
+__device__ __forceinline__ Tile tileOf(const PyramidArgs& a, const CascadeArgs& c) {
+  Tile t;
+  int bx, by;
+  t.level = levelOfTile(a, blockIdx.x, true, bx, by);
+  const LevelGeometry& g = a.geometry[t.level];
+  t.pixels = a.pixels + g.imageOffset;
+  t.levelWidth = g.width, t.cols = g.cols, t.rows = g.rows, t.step = g.step, t.codeOffset = g.codeOffset;
+  t.col0 = bx * kWindowTileX, t.row0 = by * kWindowTileY;
+  t.x0 = t.col0 * t.step, t.y0 = t.row0 * t.step;
+  t.width = min((kWindowTileX - 1) * t.step + c.windowWidth, g.width - t.x0);
+  t.height = min((kWindowTileY - 1) * t.step + c.windowHeight, g.height - t.y0);
+  t.pitch = tilePitch(c.windowWidth);
+  return t;
+}
+
+// Window position p of the tile (kWindowTileX a row): whether the level has it, its index in the
+// per-window buffers and its pixel offset in the tile.
+struct TileWindow {
+  bool valid;
+  size_t index;
+  int x, y;
+};
+__device__ __forceinline__ TileWindow tileWindow(const Tile& t, int p) {
+  int col = t.col0 + p % kWindowTileX, row = t.row0 + p / kWindowTileX;
+  return {col < t.cols && row < t.rows, t.codeOffset + static_cast<size_t>(row) * t.cols + col, (p % kWindowTileX) * t.step, (p / kWindowTileX) * t.step};
+}
+
+// The integral (kSquares: of the squared pixels) of the tile's pixels into `integral`, row 0 and
+// column 0 zero: the pixels copied in (a warp a row, so the reads coalesce), then a thread sums
+// each row and a thread each column. Unsigned, so the squares wrap as OpenCV's 32-bit squared
+// integral does; a tile's sums stay far below 2^32 anyway.
+template <bool kSquares>
+__device__ __forceinline__ void buildIntegral(uint32_t* integral, const Tile& t) {
+  const int lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  for (int r = static_cast<int>(threadIdx.x) / 32; r <= t.height; r += warps) {
+    for (int x = lane; x <= t.width; x += 32) {
+      uint32_t v = r > 0 && x > 0 ? t.pixels[static_cast<size_t>(t.y0 + r - 1) * t.levelWidth + t.x0 + x - 1] : 0u;
+      integral[r * t.pitch + x] = kSquares ? v * v : v;
+    }
+  }
+  __syncthreads();
+  for (int r = 1 + threadIdx.x; r <= t.height; r += blockDim.x) {
+    uint32_t* row = integral + r * t.pitch;
+    uint32_t s = 0;
+    for (int x = 1; x <= t.width; ++x) s = row[x] += s;
+  }
+  __syncthreads();
+  for (int x = 1 + threadIdx.x; x <= t.width; x += blockDim.x) {
+    uint32_t s = 0;
+    for (int r = 1; r <= t.height; ++r) s = integral[r * t.pitch + x] += s;
+  }
+  __syncthreads();
+}
+
+// The sum of a rectangle given by its four corners' byte offsets from `at` (top left, top right,
+// bottom left, bottom right): bytes, so that each corner is one add and one load.
+__device__ __forceinline__ int32_t rectSum(const uint32_t* at, int4 c) {
+  const char* base = reinterpret_cast<const char*>(at);
+  auto corner = [base](int offset) { return *reinterpret_cast<const uint32_t*>(base + offset); };
+  return static_cast<int32_t>(corner(c.x) - corner(c.y) - corner(c.z) + corner(c.w));
+}
+
+// One stump's vote for the window whose top-left corner is `at` in a tile's integral: its
+// feature, normalised, against the threshold. The float operations are OpenCV's, with rounding
+// explicit so that nothing is fused.
+__device__ __forceinline__ long long stumpVote(const GpuStump& s, const uint32_t* at, float norm) {
+  const int4* corners = reinterpret_cast<const int4*>(s.corners);
+  const float4 weights = __ldg(reinterpret_cast<const float4*>(s.weight));
+  float value = __fadd_rn(__fmul_rn(weights.x, static_cast<float>(rectSum(at, __ldg(&corners[0])))), __fmul_rn(weights.y, static_cast<float>(rectSum(at, __ldg(&corners[1])))));
+  if (weights.z != 0.f) value = __fadd_rn(value, __fmul_rn(weights.z, static_cast<float>(rectSum(at, __ldg(&corners[2])))));
+  value = __fmul_rn(value, norm);
+  const longlong2 leaves = __ldg(reinterpret_cast<const longlong2*>(&s.left));
+  return value < weights.w ? leaves.x : leaves.y;
+}
+
+// Stage s on one window by kThreads threads: lane takes stumps lane, lane + kThreads, ... and the
+// warp adds their sums (kThreads 32); integer sums, so the order does not change them.
+template <int kThreads>
+__device__ __forceinline__ bool stagePasses(const CascadeArgs& c, int s, const uint32_t* at, float norm, int lane) {
+  const int2 range = __ldg(reinterpret_cast<const int2*>(&c.stages[s].first));
+  long long total = 0;
+#pragma unroll 2
+  for (int k = lane; k < range.y; k += kThreads) total += stumpVote(c.stumps[range.x + k], at, norm);
+  if (kThreads == 32)
+    for (int offset = 16; offset > 0; offset /= 2) total += __shfl_xor_sync(0xFFFFFFFFu, total, offset);
+  return total >= __ldg(&c.stages[s].threshold);
+}
+
+}  // namespace pp::faces
