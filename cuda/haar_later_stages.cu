@@ -17,7 +17,7 @@ constexpr int kThreads = 256, kWarps = kThreads / 32, kWindows = kWindowTileX * 
 __device__ constexpr int groupEnd(int group) { return group < 5 ? group + 2 : group == 5 ? 10 : group == 6 ? 16 : 1 << 30; }
 constexpr int kGroupsByThread = 5;
 
-__global__ void __launch_bounds__(kThreads) laterStages(CascadeArgs c, PyramidArgs a, const int8_t* codes, const float* norms, Candidate* out, int* outCount,
+__global__ void __launch_bounds__(kThreads, 4) laterStages(CascadeArgs c, PyramidArgs a, const int8_t* codes, const float* norms, Candidate* out, int* outCount,
                                                         int capacity) {
   // Dynamic shared memory: the integral, then two lists of window positions with their norms.
   extern __shared__ uint32_t integral[];

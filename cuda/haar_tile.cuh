@@ -114,7 +114,7 @@ template <int kThreads>
 __device__ __forceinline__ bool stagePasses(const CascadeArgs& c, int s, const uint32_t* at, float norm, int lane) {
   const int2 range = __ldg(reinterpret_cast<const int2*>(&c.stages[s].first));
   long long total = 0;
-#pragma unroll 1  // unrolled, ptxas for sm_87 spills at 40 registers
+#pragma unroll 1
   for (int k = lane; k < range.y; k += kThreads) total += stumpVote(c.stumps[range.x + k], at, norm);
   if (kThreads == 32)
     for (int offset = 16; offset > 0; offset /= 2) total += __shfl_xor_sync(0xFFFFFFFFu, total, offset);
