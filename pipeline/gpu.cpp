@@ -1,6 +1,8 @@
 #include "pipeline/gpu.hpp"
 
 #if POLARPIPE_HAS_CUDA
+#include <nvtx3/nvToolsExt.h>
+
 #include "pipeline/cuda_check.hpp"
 #endif
 
@@ -101,6 +103,14 @@ void Event::waitOn(StreamHandle) const {}
 void Event::synchronize() const {}
 float Event::millisecondsSince(const Event&) const { return 0; }
 
+#endif
+
+#if POLARPIPE_HAS_CUDA
+ProfilerRange::ProfilerRange(const char* name) { nvtxRangePushA(name); }
+ProfilerRange::~ProfilerRange() { nvtxRangePop(); }
+#else
+ProfilerRange::ProfilerRange(const char*) {}
+ProfilerRange::~ProfilerRange() = default;
 #endif
 
 }  // namespace pp

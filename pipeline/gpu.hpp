@@ -60,4 +60,15 @@ class Event {
 #endif
 };
 
+// Names the work enqueued while it lives, for profilers (an NVTX range; nothing without CUDA or
+// without a profiler attached): Nsight Compute's --print-nvtx-rename kernel reports each kernel
+// under the name of the stage that launched it (tools/jetson-projection).
+class ProfilerRange {
+ public:
+  explicit ProfilerRange(const char* name);
+  ~ProfilerRange();
+  ProfilerRange(const ProfilerRange&) = delete;
+  ProfilerRange& operator=(const ProfilerRange&) = delete;
+};
+
 }  // namespace pp

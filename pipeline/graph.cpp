@@ -687,6 +687,7 @@ void Graph::Impl::runStage(Slot& slot, size_t i) {
   slot.start[i]->record(stream);
   auto t0 = Clock::now();
   StageContext ctx(*this, slot, i);
+  ProfilerRange range(n.spec->name.c_str());
   n.stage->process(ctx);
   slot.cpuMs[i] = millisecondsBetween(t0, Clock::now());
   slot.done[i]->record(stream);

@@ -103,6 +103,14 @@ std::string Metrics::summaryLine() {
   return line;
 }
 
+std::vector<std::pair<std::string, double>> Metrics::stageGpuMs() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::pair<std::string, double>> ms;
+  for (size_t i = 0; i < stages_.size(); ++i)
+    if (gpuMs_[i].count() > 0) ms.emplace_back(stages_[i].name, gpuMs_[i].mean());
+  return ms;
+}
+
 std::string Metrics::table() const {
   std::lock_guard lock(mutex_);
   std::ostringstream out;

@@ -48,6 +48,8 @@ class Metrics {
   // "fps 23.9 | latency p50 12.1 ms p99 15.0 ms | drops 0 | slots 2/3": since the previous call.
   std::string summaryLine();
   std::string table() const;
+  // Each CUDA stage's mean GPU time so far, ms, by name.
+  std::vector<std::pair<std::string, double>> stageGpuMs() const;
   std::string prometheus() const;
 
  private:

@@ -23,7 +23,17 @@ class Run {
   virtual double bytesMoved() const = 0;  // the fewest bytes one iteration must read and write
   virtual double pixels() const = 0;      // pixels one iteration produces or consumes, for Mpix/s
   virtual std::string note() const { return ""; }
+  // A graph's per-stage mean GPU time, ms (tools/bench's JSON "stage_gpu_ms").
+  virtual std::vector<std::pair<std::string, double>> stageGpuMs() const { return {}; }
 };
+
+// Driver settings that cases read: graph cases run `frames` frames (0: their own count) with
+// `framesInFlight` in flight (0: their own), and graph/config runs the config at `config`.
+struct Options {
+  int frames = 0, framesInFlight = 0;
+  std::string config;
+};
+const Options& options();
 
 struct Case {
   std::string name;  // "demosaic/rggb8-angles"

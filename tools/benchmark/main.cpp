@@ -67,6 +67,7 @@ struct Result {
   std::string name;
   double ms = 0, msBackToBack = 0, mpixPerS = 0, megabytes = 0, gbPerS = 0, shareOfCopy = 0;
   std::string note;
+  std::vector<std::pair<std::string, double>> stageGpuMs;
 };
 
 Result measure(const Case& c, Size size, int iterations, double copyGBs) {
@@ -79,6 +80,7 @@ Result measure(const Case& c, Size size, int iterations, double copyGBs) {
     r.ms = r.msBackToBack = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     r.mpixPerS = run->pixels() / (r.ms * 1e-3) / 1e6;
     r.note = run->note();
+    r.stageGpuMs = run->stageGpuMs();
     return r;
   }
   // Enough input sets that one pass over them exceeds twice the L2 cache.
@@ -134,6 +136,14 @@ Result measure(const Case& c, Size size, int iterations, double copyGBs) {
 
 }  // namespace pp::bench
 
+namespace pp::bench {
+Options& mutableOptions() {
+  static Options o;
+  return o;
+}
+const Options& options() { return mutableOptions(); }
+}  // namespace pp::bench
+
 int main(int argc, char** argv) {
   using namespace pp::bench;
   CLI::App app{"polarpipe benchmarks: each case timed with CUDA events (median of many runs, inputs rotated), with the bytes it moves against the measured copy bandwidth"};
@@ -145,6 +155,11 @@ int main(int argc, char** argv) {
   app.add_option("--size", sizeText, "raw frame size WxH")->capture_default_str();
   app.add_option("--iterations", iterations, "timed iterations per case")->check(CLI::Range(5, 100000))->capture_default_str();
   app.add_option("--json", jsonPath, "also write the results to this JSON file");
+  Options& o = mutableOptions();
+  app.add_option("--frames", o.frames, "graph cases: frames to run (default: the case's)")->check(CLI::Range(1, 100000000));
+  app.add_option("--frames-in-flight", o.framesInFlight, "graph cases: frames in flight (default: the case's; 1 gives each stage's GPU time alone)")->check(CLI::Range(1, 16));
+  app.add_option("--config", o.config, "graph/config: the pipeline config to run, its aravis sources made synthetic (the Aloe pair) and its sinks counters")
+      ->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
 
   Size size;
@@ -177,6 +192,7 @@ int main(int argc, char** argv) {
   if (gpu) std::printf("device copy bandwidth: %.0f GB/s (256 MiB device to device, read + write)\n", copy);
   std::printf("%-36s %10s %12s %10s %10s %9s %7s\n", "case", "ms", "ms (x32)", "Mpix/s", "MB moved", "GB/s", "% copy");
   nlohmann::json json = {{"device", pp::gpuDescription()}, {"copy_gb_per_s", copy}, {"size", sizeText}, {"cases", nlohmann::json::array()}};
+  if (gpu) json["multiprocessors"] = pp::deviceAttribute(cudaDevAttrMultiProcessorCount);  // as this process sees them (MPS may limit them)
   for (const auto& c : cases) {
     if (c.gpu && !gpu) continue;
     Result r = measure(c, size, iterations, copy);
@@ -184,6 +200,11 @@ int main(int argc, char** argv) {
                 100 * r.shareOfCopy, r.note.c_str());
     json["cases"].push_back({{"name", r.name}, {"ms", r.ms}, {"ms_back_to_back", r.msBackToBack}, {"mpix_per_s", r.mpixPerS}, {"megabytes", r.megabytes},
                              {"gb_per_s", r.gbPerS}, {"share_of_copy", r.shareOfCopy}, {"note", r.note}});
+    if (!r.stageGpuMs.empty()) {
+      nlohmann::json stages = nlohmann::json::array();
+      for (const auto& [name, ms] : r.stageGpuMs) stages.push_back({{"stage", name}, {"gpu_ms", ms}});
+      json["cases"].back()["stage_gpu_ms"] = stages;
+    }
   }
   if (!jsonPath.empty()) std::ofstream(jsonPath) << json.dump(2) << "\n";
   return 0;
