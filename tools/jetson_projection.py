@@ -33,8 +33,9 @@ def number(text):
     return float(text.replace(",", "")) if text.strip() not in ("", "n/a") else 0.0
 
 
-def read_ncu(path):
-    """Per stage: bytes, FP64 operations and kernel ms summed over every frame profiled."""
+def read_ncu(path, stage_names):
+    """Per stage: bytes, FP64 operations and kernel ms summed over every frame profiled. With
+    --print-nvtx-rename kernel, ncu names a kernel launched inside a stage's range STAGE/KERNEL."""
     with open(path, newline="") as f:
         rows = [r for r in csv.reader(line for line in f if line.startswith('"'))]
     if len(rows) < 3:
@@ -49,8 +50,9 @@ def read_ncu(path):
         def value(metric, unit_scale=1.0):
             i = col[metric]
             return number(r[i]) * SCALE.get(units[i], 1) * unit_scale
-        name = r[col["Kernel Name"]]
-        # Kernels outside every stage keep their own names (ncu renames only those inside a range).
+        kernel = r[col["Kernel Name"]]
+        prefix = kernel.split("/", 1)[0]
+        name = prefix if prefix in stage_names else f"(no stage) {kernel}"
         s = stages.setdefault(name, {"kernels": 0, "l2_bytes": 0.0, "dram_bytes": 0.0, "fp64_ops": 0.0, "kernel_ms": 0.0})
         s["kernels"] += 1
         s["l2_bytes"] += value("lts__t_bytes.sum")
@@ -78,7 +80,6 @@ def main():
     ap.add_argument("--dir", default=".")
     a = ap.parse_args()
 
-    bytes_per_stage = read_ncu(os.path.join(a.dir, "ncu.csv"))
     full, _ = read_bench(os.path.join(a.dir, "full.json"))
     measured = {}
     for target in (16, 8):
@@ -86,10 +87,11 @@ def main():
         with open(os.path.join(a.dir, f"sm{target}.percent")) as f:
             percent = int(f.read())
         seen = j.get("multiprocessors", a.sms)
-        # MPS may or may not report the limit; where it does not, the percentage of this GPU's SMs.
+        # MPS reports the SMs it leaves (whole TPCs); where a driver does not, the percentage of this GPU's.
         sms = seen if seen < a.sms else a.sms * percent / 100
         measured[target] = {"sms": sms, "stage_gpu_ms": ms, "frames_per_s_note": j["cases"][0].get("note", "")}
 
+    bytes_per_stage = read_ncu(os.path.join(a.dir, "ncu.csv"), set(measured[16]["stage_gpu_ms"]))
     names = list(measured[16]["stage_gpu_ms"]) + [n for n in bytes_per_stage if n not in measured[16]["stage_gpu_ms"]]
     stages = []
     totals = {j["name"]: 0.0 for j in JETSONS}
