@@ -61,6 +61,8 @@ std::string graphYaml(int paths, double fps, int inFlight) {
 // first camera's frames its left ones and the second's its right; each sink a counter of what it
 // takes.
 void makeRunnable(PipelineSpec& spec) {
+  // yaml-cpp's Node assignment writes through to the node it refers to, so nodes are copied into a
+  // new list and params rebound with reset(), never assigned.
   std::map<std::string, std::string> cameraPort;  // camera -> the synthetic source's output
   std::string mosaic = "polar_mono";
   for (const NodeSpec& n : spec.nodes)
@@ -68,22 +70,26 @@ void makeRunnable(PipelineSpec& spec) {
       if (cameraPort.empty() && n.params && n.params["mosaic"]) mosaic = n.params["mosaic"].as<std::string>();
       cameraPort[n.name] = cameraPort.size() % 2 == 0 ? "left" : "right";
     }
-  for (NodeSpec& n : spec.nodes)
-    if (n.role == Role::sink) n.type = "count", n.params = YAML::Node();
-  if (cameraPort.empty()) return;
   const std::string synth = "bench_cameras";
-  spec.nodes.erase(std::remove_if(spec.nodes.begin(), spec.nodes.end(), [&](const NodeSpec& n) { return cameraPort.count(n.name) > 0; }), spec.nodes.end());
-  for (NodeSpec& n : spec.nodes) {
-    for (InputSpec& in : n.inputs)
-      if (auto it = cameraPort.find(in.from.node); it != cameraPort.end()) in.from = {synth, it->second};
+  std::vector<NodeSpec> nodes;
+  if (!cameraPort.empty()) {
+    NodeSpec cams;
+    cams.role = Role::source, cams.name = synth, cams.type = "stereo_synth", cams.keyPath = "sources." + synth;
+    cams.params = YAML::Load("{left: tests/data/stereo/aloeL.jpg, right: tests/data/stereo/aloeR.jpg, size: [1224, 1024], overlay: tests/data/pictures/messi5.jpg, "
+                             "overlay_crop: [185, 45, 110, 125], overlay_at: [300, 80], overlay_disparity: 110, overlay_step: [3, 1], frames: 8, loop: true}");
+    for (const char* picture : {"left", "right", "overlay"}) cams.params[picture] = std::filesystem::absolute(cams.params[picture].as<std::string>()).string();
+    cams.params["mosaic"] = mosaic;
+    nodes.push_back(cams);
   }
-  NodeSpec cams;
-  cams.role = Role::source, cams.name = synth, cams.type = "stereo_synth", cams.keyPath = "sources." + synth;
-  cams.params = YAML::Load("{left: tests/data/stereo/aloeL.jpg, right: tests/data/stereo/aloeR.jpg, size: [1224, 1024], overlay: tests/data/pictures/messi5.jpg, "
-                           "overlay_crop: [185, 45, 110, 125], overlay_at: [300, 80], overlay_disparity: 110, overlay_step: [3, 1], frames: 8, loop: true}");
-  for (const char* picture : {"left", "right", "overlay"}) cams.params[picture] = std::filesystem::absolute(cams.params[picture].as<std::string>()).string();
-  cams.params["mosaic"] = mosaic;
-  spec.nodes.insert(spec.nodes.begin(), cams);
+  for (const NodeSpec& n : spec.nodes) {
+    if (cameraPort.count(n.name) > 0) continue;
+    nodes.push_back(n);
+    NodeSpec& copy = nodes.back();
+    for (InputSpec& in : copy.inputs)
+      if (auto it = cameraPort.find(in.from.node); it != cameraPort.end()) in.from = {synth, it->second};
+    if (copy.role == Role::sink) copy.type = "count", copy.params.reset();
+  }
+  spec.nodes = std::move(nodes);
 }
 
 class GraphRun : public bench::Run {

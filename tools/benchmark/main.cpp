@@ -193,9 +193,17 @@ int main(int argc, char** argv) {
   std::printf("%-36s %10s %12s %10s %10s %9s %7s\n", "case", "ms", "ms (x32)", "Mpix/s", "MB moved", "GB/s", "% copy");
   nlohmann::json json = {{"device", pp::gpuDescription()}, {"copy_gb_per_s", copy}, {"size", sizeText}, {"cases", nlohmann::json::array()}};
   if (gpu) json["multiprocessors"] = pp::deviceAttribute(cudaDevAttrMultiProcessorCount);  // as this process sees them (MPS may limit them)
+  int status = 0;
   for (const auto& c : cases) {
     if (c.gpu && !gpu) continue;
-    Result r = measure(c, size, iterations, copy);
+    Result r;
+    try {
+      r = measure(c, size, iterations, copy);
+    } catch (const std::exception& e) {
+      std::cerr << c.name << ": " << e.what() << "\n";
+      status = 1;
+      continue;
+    }
     std::printf("%-36s %10.4f %12.4f %10.0f %10.2f %9.0f %6.0f%%  %s\n", r.name.c_str(), r.ms, r.msBackToBack, r.mpixPerS, r.megabytes, r.gbPerS,
                 100 * r.shareOfCopy, r.note.c_str());
     json["cases"].push_back({{"name", r.name}, {"ms", r.ms}, {"ms_back_to_back", r.msBackToBack}, {"mpix_per_s", r.mpixPerS}, {"megabytes", r.megabytes},
@@ -207,5 +215,5 @@ int main(int argc, char** argv) {
     }
   }
   if (!jsonPath.empty()) std::ofstream(jsonPath) << json.dump(2) << "\n";
-  return 0;
+  return status;
 }
