@@ -59,7 +59,7 @@ std::string graphYaml(int paths, double fps, int inFlight) {
 // A config's graph as the bench runs it: its aravis cameras replaced by one stereo_synth source
 // (the Aloe pair at 1224x1024 with a face in front, as 2448x2048 frames: the IMX250's size), the
 // first camera's frames its left ones and the second's its right; each sink a counter of what it
-// takes.
+// takes; face_detect's default cascade read from tests/data.
 void makeRunnable(PipelineSpec& spec) {
   // yaml-cpp's Node assignment writes through to the node it refers to, so nodes are copied into a
   // new list and params rebound with reset(), never assigned.
@@ -88,6 +88,12 @@ void makeRunnable(PipelineSpec& spec) {
     for (InputSpec& in : copy.inputs)
       if (auto it = cameraPort.find(in.from.node); it != cameraPort.end()) in.from = {synth, it->second};
     if (copy.role == Role::sink) copy.type = "count", copy.params.reset();
+    // The default cascade from tests/data, where opencv-data (the default's home) is not installed.
+    if (copy.type == "face_detect" && !(copy.params && copy.params["cascade"])) {
+      YAML::Node params = copy.params ? YAML::Clone(copy.params) : YAML::Node(YAML::NodeType::Map);
+      params["cascade"] = std::filesystem::absolute("tests/data/cascades/haarcascade_frontalface_default.xml").string();
+      copy.params.reset(params);
+    }
   }
   spec.nodes = std::move(nodes);
 }
