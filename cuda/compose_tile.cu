@@ -15,6 +15,12 @@ __device__ double sample(const DeviceTile& t, int x, int y, int c) {
   return reinterpret_cast<const float*>(row)[x * t.channels + c];
 }
 
+// An 8- or 16-bit sample as an index into the tile's colour table.
+__device__ int sampleIndex(const DeviceTile& t, int x, int y, int c) {
+  const uint8_t* row = t.data + static_cast<size_t>(y) * t.pitch;
+  return t.depth == 0 ? row[x * t.channels + c] : reinterpret_cast<const uint16_t*>(row)[x * t.channels + c];
+}
+
 // On a 2-pixel outline of a box, as drawBoxes draws it.
 __device__ bool onOutline(const DeviceTile& t, int x, int y) {
   for (int i = 0; i < t.boxes; ++i) {
@@ -32,6 +38,11 @@ __global__ void drawTile(DeviceTile t, ImageView<uint8_t> canvas) {
   uint8_t rgb[3];
   if (t.boxes && onOutline(t, x, y)) {
     rgb[0] = 0, rgb[1] = 255, rgb[2] = 0;
+  } else if (t.table && t.channels >= 3) {
+    for (int c = 0; c < 3; ++c) rgb[c] = t.table[3 * sampleIndex(t, x, y, c)];
+  } else if (t.table) {
+    const uint8_t* entry = t.table + 3 * sampleIndex(t, x, y, 0);
+    rgb[0] = entry[0], rgb[1] = entry[1], rgb[2] = entry[2];
   } else if (t.channels >= 3) {
     for (int c = 0; c < 3; ++c) rgb[c] = toByte(sample(t, x, y, c) / t.max);
   } else {

@@ -3,6 +3,7 @@
 #include "cuda/colormap.hpp"
 #if POLARPIPE_HAS_CUDA
 #include "cuda/compose_tile.cuh"
+#include "pipeline/device_buffer.hpp"
 #endif
 
 #include <algorithm>
@@ -29,6 +30,18 @@ std::array<uint8_t, 3> hue(double t) {
   return rgb;
 }
 
+namespace {
+// A single channel's value through the style's map.
+std::array<uint8_t, 3> mapped(double value, double max, Colormap colormap) {
+  double t = value / max;
+  if (!std::isfinite(t)) t = 0;  // invalid depth or disparity shows black
+  if (colormap == Colormap::turbo) return turbo(t);
+  if (colormap == Colormap::hsv) return hue(t);
+  uint8_t grey = toByte(t);
+  return {grey, grey, grey};
+}
+}  // namespace
+
 void drawTile(const Image& src, const TileStyle& style, ImageView<uint8_t> dst) {
   int channels = src.format().channels;
   double max = style.max > 0 ? style.max : fullRange(src.format().depth);
@@ -38,14 +51,24 @@ void drawTile(const Image& src, const TileStyle& style, ImageView<uint8_t> dst) 
       if (channels >= 3) {
         for (int c = 0; c < 3; ++c) rgb[static_cast<size_t>(c)] = toByte(sampleAt(src, x, y, c) / max);
       } else {
-        double t = sampleAt(src, x, y, 0) / max;
-        if (!std::isfinite(t)) t = 0;  // invalid depth or disparity shows black
-        if (style.colormap == Colormap::turbo) rgb = turbo(t);
-        else if (style.colormap == Colormap::hsv) rgb = hue(t);
-        else rgb.fill(toByte(t));
+        rgb = mapped(sampleAt(src, x, y, 0), max, style.colormap);
       }
       for (int c = 0; c < 3; ++c) dst.at(x, y, c) = rgb[static_cast<size_t>(c)];
     }
+}
+
+std::vector<uint8_t> colourTable(Depth depth, int channels, const TileStyle& style) {
+  if (depth == Depth::f32) throw std::invalid_argument("compose: no colour table for float planes");
+  double max = style.max > 0 ? style.max : fullRange(depth);
+  size_t values = depth == Depth::u8 ? 256 : 65536;
+  std::vector<uint8_t> table(values * 3);
+  for (size_t v = 0; v < values; ++v) {
+    std::array<uint8_t, 3> rgb;
+    if (channels >= 3) rgb.fill(toByte(static_cast<double>(v) / max));
+    else rgb = mapped(static_cast<double>(v), max, style.colormap);
+    std::copy(rgb.begin(), rgb.end(), table.begin() + static_cast<std::ptrdiff_t>(3 * v));
+  }
+  return table;
 }
 
 void drawBoxes(ImageView<uint8_t> dst, const Detections& boxes, std::array<uint8_t, 3> colour) {
@@ -76,14 +99,38 @@ void composeCpu(const std::vector<const Image*>& tiles, const std::vector<TileSt
 }
 
 #if POLARPIPE_HAS_CUDA
-void composeCuda(const std::vector<const Image*>& tiles, const std::vector<TileStyle>& styles, Layout layout, const Detections* boxes, Image& out,
-                 StreamHandle stream) {
+// Each tile's colour table, kept while its plane's kind and style stay the same.
+struct ComposerCuda::State {
+  struct Table {
+    Depth depth;
+    int channels;
+    Colormap colormap;
+    double max;
+    DeviceBuffer<uint8_t> rgb;
+  };
+  std::vector<Table> tables;
+};
+
+ComposerCuda::ComposerCuda() : state_(std::make_unique<State>()) {}
+ComposerCuda::~ComposerCuda() = default;
+
+void ComposerCuda::compose(const std::vector<const Image*>& tiles, const std::vector<TileStyle>& styles, Layout layout, const Detections* boxes, Image& out,
+                           StreamHandle stream) {
   int cols = columns(layout);
+  state_->tables.resize(tiles.size());
   for (size_t i = 0; i < tiles.size(); ++i) {
     const Image& tile = *tiles[i];
     Depth depth = tile.format().depth;
+    int channels = tile.format().channels;
+    State::Table& table = state_->tables[i];
+    if (depth != Depth::f32 && (!table.rgb.get() || table.depth != depth || table.channels != channels || table.colormap != styles[i].colormap ||
+                                table.max != styles[i].max)) {
+      std::vector<uint8_t> host = colourTable(depth, channels, styles[i]);
+      table = {depth, channels, styles[i].colormap, styles[i].max, DeviceBuffer<uint8_t>(host.size())};
+      PP_CUDA_CHECK(cudaMemcpy(table.rgb.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
+    }
     DeviceTile t{static_cast<const uint8_t*>(tile.data()), tile.pitch(), tile.width(), tile.height(), depth == Depth::u8 ? 0 : depth == Depth::u16 ? 1 : 2,
-                 tile.format().channels, static_cast<int>(styles[i].colormap), styles[i].max > 0 ? styles[i].max : fullRange(depth),
+                 channels, static_cast<int>(styles[i].colormap), styles[i].max > 0 ? styles[i].max : fullRange(depth), depth == Depth::f32 ? nullptr : table.rgb.get(),
                  static_cast<int>(i) % cols * tile.width(), static_cast<int>(i) / cols * tile.height(), 0, {}, {}, {}, {}};
     if (i == 0 && boxes)
       for (const Box& b : *boxes) {
@@ -96,7 +143,10 @@ void composeCuda(const std::vector<const Image*>& tiles, const std::vector<TileS
   }
 }
 #else
-void composeCuda(const std::vector<const Image*>&, const std::vector<TileStyle>&, Layout, const Detections*, Image&, StreamHandle) {
+struct ComposerCuda::State {};
+ComposerCuda::ComposerCuda() = default;
+ComposerCuda::~ComposerCuda() = default;
+void ComposerCuda::compose(const std::vector<const Image*>&, const std::vector<TileStyle>&, Layout, const Detections*, Image&, StreamHandle) {
   throw std::logic_error("compose: this build has no CUDA");
 }
 #endif

@@ -1,6 +1,7 @@
 // compose: the view sent to the sinks. Tiles of any plane, colour-mapped (turbo for disparity
 // and depth, HSV for angles), laid out single, side by side or 2x2, with face boxes drawn.
 #pragma once
+#include <memory>
 #include <array>
 #include <vector>
 
@@ -32,8 +33,24 @@ void drawBoxes(ImageView<uint8_t> dst, const Detections& boxes, std::array<uint8
 // Lays out up to four tiles into `out` (RGB8, columns x rows tiles of the tiles' size).
 void composeCpu(const std::vector<const Image*>& tiles, const std::vector<TileStyle>& styles, Layout layout,
                 const Detections* boxes, Image& out);
-// The same on the device (tiles and `out` in device memory; at most 32 boxes drawn), on `stream`.
-void composeCuda(const std::vector<const Image*>& tiles, const std::vector<TileStyle>& styles, Layout layout,
-                 const Detections* boxes, Image& out, StreamHandle stream);
+// The colour drawTile gives each value of an 8- or 16-bit plane of `channels` (a single channel
+// through the style's map; each channel of a colour tile grey): 256 or 65536 RGB triples.
+std::vector<uint8_t> colourTable(Depth depth, int channels, const TileStyle& style);
+
+// The same as composeCpu on the device (tiles and `out` in device memory; at most 32 boxes drawn),
+// on `stream`. 8- and 16-bit tiles look their colours up in colourTable, made on the host once per
+// tile (so they equal the CPU's, and no pixel needs the double arithmetic a Jetson's FP64 units are
+// slow at); float tiles are computed.
+class ComposerCuda {
+ public:
+  ComposerCuda();
+  ~ComposerCuda();
+  void compose(const std::vector<const Image*>& tiles, const std::vector<TileStyle>& styles, Layout layout, const Detections* boxes, Image& out,
+               StreamHandle stream);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace pp::compose

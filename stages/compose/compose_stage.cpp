@@ -62,7 +62,7 @@ class ComposeStage : public Stage {
     }
     if (const PortSpec* boxes = ports.input("boxes", false); boxes && boxes->kind != PortKind::detections)
       ports.fail("input boxes must be detections, but " + ports.upstreamName("boxes") + " is an image");
-    cuda_ = ports.backend() == Backend::cuda;
+    if (ports.backend() == Backend::cuda) cuda_ = std::make_unique<ComposerCuda>();
     int cols = columns(layout_), rows = (tileCount(layout_) + cols - 1) / cols;
     if (first) ports.output("image", PortSpec::image({Depth::u8, 3}, first->width * cols, first->height * rows));
   }
@@ -71,14 +71,14 @@ class ComposeStage : public Stage {
     std::vector<const Image*> tiles;
     for (size_t i = 0; i < styles_.size(); ++i) tiles.push_back(&ctx.in(kTiles[i]));
     const Detections* boxes = ctx.connected("boxes") ? &ctx.detectionsIn("boxes") : nullptr;
-    if (cuda_) composeCuda(tiles, styles_, layout_, boxes, ctx.out("image"), ctx.stream());
+    if (cuda_) cuda_->compose(tiles, styles_, layout_, boxes, ctx.out("image"), ctx.stream());
     else composeCpu(tiles, styles_, layout_, boxes, ctx.out("image"));
   }
 
  private:
   Layout layout_ = Layout::single;
   std::vector<TileStyle> styles_;
-  bool cuda_ = false;
+  std::unique_ptr<ComposerCuda> cuda_;  // the CUDA backend's colour tables
 };
 
 }  // namespace

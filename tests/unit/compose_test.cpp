@@ -47,6 +47,31 @@ TEST(Compose, ColourMapsCoverTheirRange) {
   EXPECT_GT(hi[0], hi[2]) << "turbo ends red";
 }
 
+// The CUDA backend's colour tables are drawTile's colours: every 8- and 16-bit value, each map,
+// default and explicit max, grey and colour tiles.
+TEST(Compose, ColourTablesAreDrawTilesColours) {
+  for (Depth depth : {Depth::u8, Depth::u16})
+    for (int channels : {1, 3})
+      for (TileStyle style : {TileStyle{Colormap::gray, 0}, TileStyle{Colormap::turbo, 4000}, TileStyle{Colormap::hsv, 0}, TileStyle{Colormap::none, 200}}) {
+        int values = depth == Depth::u8 ? 256 : 65536, width = 256;
+        Image plane({depth, channels}, width, values / width, MemoryKind::host);
+        for (int v = 0; v < values; ++v)
+          for (int c = 0; c < channels; ++c) {
+            if (depth == Depth::u8) plane.view<uint8_t>().at(v % width, v / width, c) = static_cast<uint8_t>(v);
+            else plane.view<uint16_t>().at(v % width, v / width, c) = static_cast<uint16_t>(v);
+          }
+        Image drawn({Depth::u8, 3}, plane.width(), plane.height(), MemoryKind::host);
+        drawTile(plane, style, drawn.view<uint8_t>());
+        std::vector<uint8_t> table = colourTable(depth, channels, style);
+        ASSERT_EQ(table.size(), static_cast<size_t>(values) * 3);
+        int differ = 0;
+        for (int v = 0; v < values; ++v)
+          for (int c = 0; c < 3; ++c) differ += table[static_cast<size_t>(3 * v + c)] != drawn.view<uint8_t>().at(v % width, v / width, c);
+        EXPECT_EQ(differ, 0) << "depth " << static_cast<int>(depth) << ", " << channels << " channels, map " << static_cast<int>(style.colormap);
+      }
+  EXPECT_THROW(colourTable(Depth::f32, 1, {}), std::invalid_argument);
+}
+
 TEST(Compose, BoxesAreDrawnAndClipped) {
   Image out(Format{Depth::u8, 3}, 20, 20, MemoryKind::host);
   fillBytes(out, 0);
