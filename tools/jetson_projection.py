@@ -25,8 +25,9 @@ JETSONS = [
 ]
 FP64 = ("smsp__sass_thread_inst_executed_op_dadd_pred_on.sum", "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
         "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum")
-SCALE = {"": 1, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12, "nsecond": 1e-6, "usecond": 1e-3, "msecond": 1, "second": 1e3,
-         "inst": 1, "Kinst": 1e3, "Minst": 1e6, "Ginst": 1e9}
+# Units as ncu's raw CSV page writes them (base units) or its other pages do, to bytes, ms and counts.
+SCALE = {"": 1, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12, "ns": 1e-6, "us": 1e-3, "ms": 1, "s": 1e3, "nsecond": 1e-6,
+         "usecond": 1e-3, "msecond": 1, "second": 1e3, "inst": 1, "Kinst": 1e3, "Minst": 1e6, "Ginst": 1e9}
 
 
 def number(text):
@@ -47,9 +48,11 @@ def read_ncu(path, stage_names):
             sys.exit(f"{path}: no column {needed}")
     stages = {}
     for r in data:
-        def value(metric, unit_scale=1.0):
+        def value(metric):
             i = col[metric]
-            return number(r[i]) * SCALE.get(units[i], 1) * unit_scale
+            if units[i] not in SCALE:
+                sys.exit(f"{path}: unit {units[i]} of {metric} unknown")
+            return number(r[i]) * SCALE[units[i]]
         kernel = r[col["Kernel Name"]]
         prefix = kernel.split("/", 1)[0]
         name = prefix if prefix in stage_names else f"(no stage) {kernel}"

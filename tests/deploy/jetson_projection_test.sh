@@ -10,13 +10,13 @@ trap 'rm -rf "$dir"' EXIT
 cat > "$dir/ncu.csv" <<'CSV'
 ==PROF== Connected to process 1
 "ID","Kernel Name","dram__bytes.sum","gpu__time_duration.sum","lts__t_bytes.sum","smsp__sass_thread_inst_executed_op_dadd_pred_on.sum"
-"","","Mbyte","usecond","Gbyte","inst"
-"0","sgm/void aggregate<128>(Params)","100","1,000","2.048","0"
-"1","sgm/winner(Params)","10","500","0.000","0"
-"2","faces/firstStage(Args)","1","100","0.2048","2,600,000"
-"3","sgm/void aggregate<128>(Params)","100","1,000","2.048","0"
-"4","sgm/winner(Params)","10","500","0.000","0"
-"5","faces/firstStage(Args)","1","100","0.2048","2,600,000"
+"","","Mbyte","ns","Gbyte","inst"
+"0","sgm/void aggregate<128>(Params)","100","1,000,000","2.048","0"
+"1","sgm/winner(Params)","10","500,000","0.000","0"
+"2","faces/firstStage(Args)","1","100,000","0.2048","2,600,000"
+"3","sgm/void aggregate<128>(Params)","100","1,000,000","2.048","0"
+"4","sgm/winner(Params)","10","500,000","0.000","0"
+"5","faces/firstStage(Args)","1","100,000","0.2048","2,600,000"
 "6","memsetKernel","1","1","0.001","0"
 CSV
 bench() {  # $1 SMs seen, $2 sgm ms, $3 faces ms
