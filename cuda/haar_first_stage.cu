@@ -11,13 +11,13 @@ namespace pp::faces {
 
 namespace {
 
-constexpr int kThreads = 128;
+constexpr int kThreads = 256;
 constexpr int kRowWarps = 4, kMaxColumns = 4096;
 
 // Code per window position: -1 flat (variance rule), 0 rejected by stage 0, 1 passed. The squared
 // integral gives each window's sum of squares first; the same shared memory then holds the
 // integral for the sums and the stage's rectangles.
-__global__ void __launch_bounds__(kThreads, 8) firstStage(CascadeArgs c, PyramidArgs a, int8_t* codes, float* norms) {
+__global__ void __launch_bounds__(kThreads, 4) firstStage(CascadeArgs c, PyramidArgs a, int8_t* codes, float* norms) {
   extern __shared__ uint32_t integral[];
   __shared__ uint32_t squares[kWindowTileX * kWindowTileY];  // each window's sum of squares
   const Tile t = tileOf(a, c);

@@ -9,7 +9,7 @@ namespace pp::faces {
 
 namespace {
 
-constexpr int kThreads = 128, kWarps = kThreads / 32, kWindows = kWindowTileX * kWindowTileY;
+constexpr int kThreads = 256, kWarps = kThreads / 32, kWindows = kWindowTileX * kWindowTileY;
 // Stage groups after the first, each on the survivors of the one before. The first
 // kGroupsByThread (short stages that most windows reach) take a thread a window and a stage each,
 // so that no lane waits for its neighbours' later stages; the later ones a warp a window, so a
@@ -17,7 +17,7 @@ constexpr int kThreads = 128, kWarps = kThreads / 32, kWindows = kWindowTileX * 
 __device__ constexpr int groupEnd(int group) { return group < 5 ? group + 2 : group == 5 ? 10 : group == 6 ? 16 : 1 << 30; }
 constexpr int kGroupsByThread = 5;
 
-__global__ void __launch_bounds__(kThreads, 8) laterStages(CascadeArgs c, PyramidArgs a, const int8_t* codes, const float* norms, Candidate* out, int* outCount,
+__global__ void __launch_bounds__(kThreads, 4) laterStages(CascadeArgs c, PyramidArgs a, const int8_t* codes, const float* norms, Candidate* out, int* outCount,
                                                         int capacity) {
   // Dynamic shared memory: the integral, then two lists of window positions with their norms.
   extern __shared__ uint32_t integral[];
