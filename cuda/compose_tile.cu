@@ -1,6 +1,6 @@
 #include "cuda/colormap.hpp"
 #include "cuda/compose_tile.cuh"
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace pp::compose {
 

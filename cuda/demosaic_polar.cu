@@ -1,7 +1,7 @@
 #include "cuda/demosaic_polar.cuh"
 #include <type_traits>
 
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace pp::polar {
 

@@ -18,8 +18,8 @@
 
 #include <cuda_runtime.h>
 
-#include "pipeline/cuda_check.hpp"
-#include "pipeline/gpu.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/device.hpp"
 
 namespace pp {
 

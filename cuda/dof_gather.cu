@@ -6,7 +6,7 @@
 
 #include "cuda/dof_gather.cuh"
 #include "cuda/shared_memory.cuh"
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace pp::dof {
 

@@ -8,7 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda/sgm_types.hpp"
-#include "pipeline/image_view.hpp"
+#include "cuda/image_view.hpp"
 
 namespace pp::dof {
 

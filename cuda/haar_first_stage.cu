@@ -5,7 +5,7 @@
 
 #include "cuda/haar_tile.cuh"
 #include "cuda/shared_memory.cuh"
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace pp::faces {
 

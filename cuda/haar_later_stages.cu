@@ -3,7 +3,7 @@
 // the list, each group on the survivors of the one before.
 #include "cuda/haar_tile.cuh"
 #include "cuda/shared_memory.cuh"
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace pp::faces {
 

@@ -1,7 +1,7 @@
 // The detection pyramid: every level resized from the picture in one launch (OpenCV's bit-exact
 // bilinear resize, its area path for an exact halving, a copy at scale 1).
 #include "cuda/haar_tile.cuh"
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace pp::faces {
 

@@ -1,5 +1,5 @@
 #include "cuda/luma.cuh"
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace pp {
 

@@ -1,7 +1,7 @@
 // OpenCV's RGB2GRAY in 14-bit fixed point: how a colour camera's S0 becomes the grey image that
 // stereo matching and face detection read, on the CPU (pp::rgbToGrey) and in CUDA alike.
 #pragma once
-#include "pipeline/image_view.hpp"
+#include "cuda/image_view.hpp"
 
 namespace pp {
 

@@ -5,8 +5,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "pipeline/cuda_check.hpp"
-#include "pipeline/gpu.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/device.hpp"
 
 namespace pp {
 

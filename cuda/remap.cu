@@ -1,6 +1,6 @@
 #include "cuda/remap.cuh"
 #include "cuda/remap_math.hpp"
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace pp::stereo {
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
-#include "pipeline/image_view.hpp"
+#include "cuda/image_view.hpp"
 
 namespace pp::stereo {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "pipeline/image_view.hpp"
+#include "cuda/image_view.hpp"
 
 namespace pp::stereo {
 

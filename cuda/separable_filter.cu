@@ -3,7 +3,7 @@
 
 #include "cuda/separable_filter.cuh"
 #include "cuda/shared_memory.cuh"
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace pp::filter {
 

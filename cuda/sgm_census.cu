@@ -3,7 +3,7 @@
 // from 32-bit reads of the tile (a pixel a thread spent its time on two byte reads a comparison).
 // Both images of a pair in one launch.
 #include "cuda/sgm.cuh"
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace pp::stereo {
 

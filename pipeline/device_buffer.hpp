@@ -3,7 +3,7 @@
 #pragma once
 #include <cstddef>
 
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace pp {
 

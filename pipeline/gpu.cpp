@@ -3,17 +3,12 @@
 #if POLARPIPE_HAS_CUDA
 #include <nvtx3/nvToolsExt.h>
 
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #endif
 
 namespace pp {
 
 #if POLARPIPE_HAS_CUDA
-
-void throwCudaError(cudaError_t err, const char* what, const char* file, int line) {
-  throw CudaError(std::string("CUDA error ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ") in " +
-                  what + " at " + file + ":" + std::to_string(line));
-}
 
 bool gpuAvailable() {
   static const bool available = [] {
@@ -25,13 +20,6 @@ bool gpuAvailable() {
 
 void synchronizeDevice() {
   if (gpuAvailable()) PP_CUDA_CHECK(cudaDeviceSynchronize());
-}
-
-int deviceAttribute(cudaDeviceAttr attribute) {
-  int device = 0, value = 0;
-  PP_CUDA_CHECK(cudaGetDevice(&device));
-  PP_CUDA_CHECK(cudaDeviceGetAttribute(&value, attribute, device));
-  return value;
 }
 
 bool gpuIsIntegrated() { return gpuAvailable() && deviceAttribute(cudaDevAttrIntegrated) != 0; }

@@ -5,6 +5,8 @@
 
 #if POLARPIPE_HAS_CUDA
 #include <cuda_runtime_api.h>
+
+#include "cuda/device.hpp"  // deviceAttribute
 #endif
 
 namespace pp {
@@ -19,10 +21,6 @@ using StreamHandle = struct NoCudaStream*;
 bool gpuAvailable();
 // Integrated GPUs (Jetson) share DRAM with the CPU: mapped pinned memory is read in place.
 bool gpuIsIntegrated();
-#if POLARPIPE_HAS_CUDA
-// One attribute of the current device (throws CudaError where CUDA fails).
-int deviceAttribute(cudaDeviceAttr attribute);
-#endif
 // "NVIDIA H100 80GB HBM3 (sm_90)", or why there is none.
 std::string gpuDescription();
 // Waits for all work on the device (every stream); nothing without one.

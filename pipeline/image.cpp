@@ -7,7 +7,7 @@
 #include <cstring>
 
 #if POLARPIPE_HAS_CUDA
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #endif
 
 namespace pp {

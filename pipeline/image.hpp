@@ -6,7 +6,7 @@
 #include <string>
 
 #include "pipeline/gpu.hpp"
-#include "pipeline/image_view.hpp"
+#include "cuda/image_view.hpp"
 
 namespace pp {
 

@@ -2,7 +2,7 @@
 // memory is mapped and the GPU reads it in place; on a discrete GPU it is copied on the
 // consumer's stream.
 #pragma once
-#include "pipeline/image_view.hpp"
+#include "cuda/image_view.hpp"
 #include "pipeline/node.hpp"
 
 namespace pp {

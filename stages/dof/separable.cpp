@@ -9,7 +9,7 @@
 
 #if POLARPIPE_HAS_CUDA
 #include "cuda/separable_filter.cuh"
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #endif
 
 namespace pp::filter {

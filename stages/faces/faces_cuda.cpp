@@ -7,7 +7,7 @@
 #if POLARPIPE_HAS_CUDA
 #include "cuda/haar.cuh"
 #include "cuda/luma.cuh"
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #include "pipeline/device_buffer.hpp"
 #endif
 

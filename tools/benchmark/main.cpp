@@ -12,7 +12,7 @@
 #include "tools/benchmark/bench.hpp"
 
 #if POLARPIPE_HAS_CUDA
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #endif
 
 namespace pp::bench {

@@ -8,7 +8,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #include "pipeline/device_buffer.hpp"
 #include "tools/benchmark/bench.hpp"
 

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <map>
 
-#include "pipeline/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #include "pipeline/graph.hpp"
 #include "stages/register.hpp"
 #include "tools/benchmark/bench.hpp"
