@@ -155,8 +155,8 @@ __device__ __forceinline__ void copyChunks(Tile& tile, const ImageView<const uin
 // Loads the block's tile. Sub-image coordinates are reflected at the borders, so every angle
 // keeps its Bayer phase. Rows of 16-byte aligned frames are copied 16 bytes at a time (Mono12p: 12
 // packed bytes, unpacked) from their (reflected) source rows; only the window columns that no whole
-// chunk inside the row covers are read sample by sample. (Border blocks reading every sample so took 45% of the
-// warps' time.)
+// chunk inside the row covers are read sample by sample (border blocks reading every sample that
+// way dominated the time).
 template <class T>
 __device__ __forceinline__ void loadTile(Tile& tile, const Settings& s, const ImageView<const uint8_t>& raw, int x0, int y0,
                                          int subW, int subH) {
@@ -476,8 +476,7 @@ void launchColour(const Settings& s, ImageView<const uint8_t> raw, int subW, int
 
 // Mono, half resolution: a thread per four super-pixels side by side, so that 8 and 16-bit raw
 // rows (when aligned) are read a vector at a time and every plane (when aligned) written four
-// pixels at a time (H100, mono8-angles x32: 0.0126 -> 0.0108 ms against a super-pixel a thread;
-// eight a thread, 0.0123). A row's last group may be partial.
+// pixels at a time (faster than one or eight a thread). A row's last group may be partial.
 constexpr int kMonoGroup = 4;
 
 template <class T>

@@ -5,14 +5,9 @@
 // covers all of them, not only the one just before.
 //
 // None of them lets the next start any earlier (griddepcontrol.launch_dependents): the next
-// kernel's blocks then take SMs while the kernel's last blocks still run. Where the census let the
-// aggregation in early, half size with 8 paths took 1.68 ms against 1.57 (H200), probably as the
-// aggregation's blocks spread unevenly over the SMs. As it is, with the census of both images in
-// one launch, SGM at half size takes 0.5-0.7% less (1.5754-1.5776 -> 1.5672-1.5674 ms with 8
-// paths, 1.2224-1.2228 -> 1.2143-1.2149 with 4; the one census launch alone 0.1-0.2%), Aloe 0.2%,
-// full size 0-0.1% (H200, same call). Where the device or the toolkit lacks it (Jetsons; CUDA
-// 11.4, and 11.8, which has it but was not tried) the launch is an ordinary one and the wait does
-// nothing.
+// kernel's blocks would take SMs while the kernel's last blocks still run, which was slower. Where
+// the device or the toolkit lacks it (Jetsons; CUDA 11.4) the launch is an ordinary one and the
+// wait does nothing.
 #pragma once
 #include <utility>
 

@@ -113,7 +113,7 @@ __device__ __forceinline__ void gatherOpenRow(float (&num)[C], const float4* abo
 
 // Shared tile: the block's pixels and a halo of rMax (replicated at the borders), RGB as floats in
 // .xyz and depth in .w (invalid depth as +inf, so "at or behind" is one comparison). Five blocks an
-// SM (48 registers): at four, the open gather's gain was gone (H100).
+// SM (48 registers): at four, the open gather's gain was gone.
 template <int C>
 __global__ void __launch_bounds__(kBlockX * kBlockY, 5) gather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out, GatherSettings s) {
   extern __shared__ float4 tile[];
@@ -152,8 +152,7 @@ __global__ void __launch_bounds__(kBlockX * kBlockY, 5) gather(ImageView<const u
     }
   }
   // The tile's nearest depth: a warp whose pixels' band edges are all at or in front of it masks
-  // no tap, and takes the open gather (about 7 instructions a tap instead of 12; in the bench's
-  // depth ramp 63% of the taps).
+  // no tap, and takes the open gather (about 7 instructions a tap instead of 12).
   __shared__ float warpNearest[kBlockY];
   for (int offset = 16; offset > 0; offset /= 2) nearestInTile = fminf(nearestInTile, __shfl_xor_sync(0xffffffffu, nearestInTile, offset));
   if (threadIdx.x == 0) warpNearest[threadIdx.y] = nearestInTile;

@@ -28,10 +28,8 @@ void launchCensus(ImageView<const uint8_t> left, ImageView<const uint8_t> right,
 // cuda/sgm_path.cuh), to be read by every path direction, rather than computed by each from the
 // census codes. It takes a step's 17 code loads and 16 Hamming distances a lane down to 4 loads and
 // bit shifts (a fifth fewer instructions), but each direction then reads the whole volume through
-// the L2 as well as adding to it. At 256 disparities, where the volume misses the L2, that paid:
-// the aggregation 13.4 -> 11.0 ms at full size with 8 paths (H200). Below, where the fronts'
-// additions merge in the L2, the reads took the L2 to 79% busy: 1.52 ms against 1.47 at half size,
-// and the matching-cost pass on top.
+// the L2 as well as adding to it. That pays at 256 disparities, where the volume misses the L2
+// anyway; below, where the fronts' additions merge in the L2, the extra reads cost more.
 constexpr bool costsInVolume(int disparities) { return disparities == 256; }
 
 // Where costsInVolume: every pixel's matching costs into the volume, its sums zero.

@@ -22,18 +22,9 @@ constexpr int kFarCost = 0x3FFF;  // beyond the disparity range: never the minim
 // Steps in a walker's ring of loads (a step's loads are issued kStepsAhead - 1 steps before its
 // recursion) and blocks an SM the registers must allow. A deeper ring hides more of the loads'
 // latency but takes registers, so fewer walkers are resident: when a launch does not fit at once,
-// its last walkers start only as the first ones finish, and it takes two lines' time. Below 256
-// disparities, a ring of 2 held to 96 registers (20 warps an SM) keeps all 2348 warps of 1224x1024
-// with 8 paths resident: 1.83 ms for the whole matcher against 2.08 with a ring of 4 at 164
-// registers (12 warps an SM; H200). With the path costs in pairs (kCostPairs) it is held to 80:
-// the launch's 590 blocks take 4 or 5 an SM either way, but the code built for 96 ran 1.86 ms
-// against 1.665 (a few bytes spill; its additions hit the L2 61% against 71%). At 256 disparities,
-// where a step's loads are four volume words a lane, a ring of 2 (80 registers) is the best
-// compromise on Aloe: 3.69 ms against 3.64 with a ring of 3, 3.99 with 4 and 3.87 with 1. Where the
-// directions from the top need more warps than that leaves resident, the launch takes the kernel
-// built for a whole front (kWholeFront: 72 registers; see launch). The bounds are for sm_90, where
-// they were measured; on sm_80-89 and Jetsons' sm_87 96 registers spill a little, and a Jetson (16
-// SMs at most) never holds such a launch at once.
+// its last walkers start only as the first ones finish, and it takes two lines' time. The bounds
+// keep a half-size launch resident on sm_90 (stages/stereo/PERFORMANCE.md has the measurements);
+// elsewhere the registers are not bounded.
 template <int D, int kLaneDisparities> constexpr int kStepsAhead = kLaneDisparities >= 16 || D == 256 ? 2 : 4;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 template <int D, int kLaneDisparities> constexpr int kMinBlocksPerSm = D == 256 ? 1 : kLaneDisparities == 16 ? 6 : 5;
@@ -47,18 +38,13 @@ template <int D, int kLaneDisparities> constexpr bool kSharesCodes = !costsInVol
 
 // Whether a row's walkers take their right codes from the step before, shifted a disparity (see
 // enter in aggregate), rather than loading them: two loads a step instead of 17. The rows walk
-// more steps than the columns (1224 against 1024 at half size) and finish last; with 16 disparities
-// a lane (8 paths) that took half size 1.622 -> 1.578 ms, but with 8 (4 paths) 1.209 -> 1.285 (H200).
+// more steps than the columns and finish last; it pays with 16 disparities a lane, not with 8.
 template <int D, int kLaneDisparities> constexpr bool kShiftsRowCodes = kSharesCodes<D, kLaneDisparities>;
 
 // Whether a lane keeps its path costs two to a register (see step): sm_90's DPX instructions take
 // the minimum of two 16-bit halves, and min(a + b, c), in one instruction each (elsewhere they are
-// emulated, slower than one cost a register). At 256 disparities, where a step's other work is a
-// few shifts, that takes a fifth of the aggregation's instructions: 2.65 -> 2.39 ms on Aloe (H200,
-// ncu). Below, where the Hamming distances take most of a step, it takes 5% (700 -> 665 M at half
-// size with 8 paths), and the whole matcher 1.693 -> 1.665 ms at 80 registers (see
-// kMinBlocksPerSm), but with 8 disparities a lane (4 paths) 1.208 -> 1.215 ms: those keep one a
-// register.
+// emulated, slower than one cost a register). It pays with 16 disparities a lane; with 8 a lane
+// keeps one a register.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 constexpr bool kDpx = true;
 #else
@@ -85,9 +71,7 @@ template <int D, int kLaneDisparities> struct Walkers {
 
 // The minimum over a walker's lanes. With kReduxHalves (a walker of 16 lanes, sm_80 on) it is two
 // whole-warp reductions, each over one half of the warp with the other half's values out of the
-// way, rather than four shuffles. That takes the kernel at 256 disparities from 78 registers to 72
-// (kWholeFront, see launch); where the residency stayed the same it made no measurable difference
-// (H200: Aloe held to 24 warps an SM, half size with 4 paths).
+// way, rather than four shuffles: fewer registers at 256 disparities (kWholeFront, see launch).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 constexpr bool kRedux = true;
 #else
@@ -363,8 +347,6 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
   // image's side, its walkers past it have wrapped to the other side, where their lines start: the
   // window's columns wrap with them, and every match such a walker takes from the window's
   // unwrapped part is left of its line's start, outside the image (step() takes kOutsideCost).
-  // Such blocks loaded from global memory before: half size with 8 paths 1.583-1.586 -> 1.576-1.581
-  // ms (H200).
   constexpr int kThreads = kWarpsPerBlock * 32, kPerThread = (kWindowCodes + kThreads - 1) / kThreads;
   const int blockFirstLine = (warp - walker / W::kPerWarp - dirs.firstWarp[which]) * W::kPerWarp;
   // Whether thread slot k's window index i is below n (known at compile time where the whole slot is).
@@ -398,8 +380,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
   __syncthreads();
   Loads in;
   // Two steps a round, one window each; a line of odd length takes a step more, which adds nothing.
-  // A step's codes are read first, so that the next window's store and fetch cover their latency
-  // (half size with 8 paths 1.675 -> 1.623 ms, H200).
+  // A step's codes are read first, so that the next window's store and fetch cover their latency.
   for (int s0 = 0; s0 < steps; s0 += 2) {
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
@@ -426,13 +407,9 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
     (dy > 0 ? top : dy < 0 ? bottom : rows) += directionWarps(dy);
   }
 
-  // At 256 disparities with 8 paths the kernel (78 registers, 24 warps an SM) leaves too few warps
-  // resident for a full-size front (3 x 2448 walkers, two a warp); with kWholeFront (72 registers,
-  // 28 warps an SM) it holds it, so that its walkers run together. 2448x2048: 11.22-11.30 ms for
-  // the whole matcher against 11.40-11.45 with the ring of 1 that did this before (a ring of loads
-  // one step deep, 72 registers, one path cost a register), and 12.1 with neither (H200). Aloe,
-  // whose front fits either way, keeps 24 warps an SM: with 28, more of the front from the bottom
-  // starts beside the front from the top, and it took 3.06 ms against 2.89 (H200, same call).
+  // At 256 disparities with 8 paths the kernel leaves too few warps resident for a full-size front
+  // (3 x 2448 walkers, two a warp); kWholeFront, with fewer registers, holds it, so that its walkers
+  // run together. Where the front fits either way the usual kernel is faster.
   auto kernel = aggregate<D, kLaneDisparities, false>;
   int resident = residentWarps(kernel);
   if constexpr (costsInVolume(D) && W::kLanes == 16) {  // where kWholeFront changes the code
@@ -443,13 +420,10 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
   }
 
   // The directions from the top first, then those from the bottom, then the rows: the blocks are
-  // started in that order, so each front's walkers run together and add into rows the L2 holds
-  // (with every walker resident, the rows last are the fastest: half size 1.62 ms against 1.80
-  // with the rows first, and earlier 1.83 against 2.02 with the rows second). Where the launch does
-  // not fit the device at once but the front from the top and the rows do, the rows go before the
-  // front from the bottom, so that it starts whole once they are done rather than part of it beside
-  // the front from the top (Aloe 3.18 ms against 3.47), and before the front from the top as well:
-  // 2.895 ms against 2.985 with them second (H200).
+  // started in that order, so each front's walkers run together and add into rows the L2 holds.
+  // Where the launch does not fit the device at once but the front from the top and the rows do,
+  // the rows go first, so that the front from the bottom starts whole once they are done rather
+  // than part of it beside the front from the top.
   const bool rowsFirst = top + bottom + rows > resident && top + rows <= resident;
   Directions dirs{0, {}, {}, {0}};
   for (int dy : {rowsFirst ? 0 : 1, rowsFirst ? 1 : -1, rowsFirst ? -1 : 0})
@@ -464,10 +438,7 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
 }
 
 // Sixteen disparities a lane take the fewest instructions a disparity. With 4 paths there are too
-// few walkers for that to keep the device busy; eight a lane do better there (measured on an H100:
-// half size 1.64 ms against 1.91 with four a lane, a whole warp a walker, and 1.74 with sixteen;
-// on an H200 since the code windows, the shifted rows and the pairs, which come with sixteen,
-// 1.37 against 1.22).
+// few walkers for that to keep the device busy; eight a lane do better there.
 template <int D> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
   if (p.paths == 8) launch<D, 16>(p, b, stream);
   else launch<D, 8>(p, b, stream);

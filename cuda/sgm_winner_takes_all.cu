@@ -42,10 +42,8 @@ __device__ void fillRow(uint16_t* row, uint16_t* scratch, int width, int lane) {
   }
 }
 
-// Warps of a row's block. Below 256 disparities 16 rather than 8 (shorter stretches, the same
-// threads an SM): 193.7 -> 186.7 us at half size with 128 (ncu), the matcher 1.578-1.581 ->
-// 1.575-1.578 ms with 8 paths and 1.209-1.212 -> 1.203-1.204 with 4 (H200, same call).
-// At 256 16 were slower (Aloe 264 against 257 us, full size 861 against 812), and 4 too (269, 819).
+// Warps of a row's block: below 256 disparities 16 rather than 8 (shorter stretches, the same
+// threads an SM); at 256, 8.
 template <int D> constexpr int kWarpsPerRow = D < 256 ? 16 : 8;
 
 // Pixels a warp takes per round: their sum loads are issued together, ahead of the reductions
