@@ -17,6 +17,7 @@
 
 #include "pipeline/aravis/cameras.hpp"
 #include "pipeline/aravis/software_trigger.hpp"
+#include "pipeline/glib_owned.hpp"
 #include "pipeline/registry.hpp"
 
 namespace pp::aravis {
@@ -226,7 +227,7 @@ class AravisSource : public Source, private TriggerTarget {
   void recycle(size_t set) override {
     std::lock_guard lock(mutex_);
     inGraph_[set] = false;
-    if (stream_) arv_stream_push_buffer(stream_, buffers_[set]);
+    if (stream_) arv_stream_push_buffer(stream_.get(), buffers_[set]);
   }
 
   bool read(SourceFrame& frame, const std::function<bool()>& stopping) override {
@@ -238,12 +239,12 @@ class AravisSource : public Source, private TriggerTarget {
       }
       if (!acquiring_) {
         GError* error = nullptr;
-        arv_camera_start_acquisition(camera_, &error);
+        arv_camera_start_acquisition(camera_.get(), &error);
         if (error) throw std::runtime_error("camera " + id_ + ": cannot start acquisition: " + errorText(error));
         acquiring_ = true;
         if (trigger_) trigger_->begin(this);
       }
-      ArvBuffer* buffer = arv_stream_timeout_pop_buffer(stream_, 100000);
+      ArvBuffer* buffer = arv_stream_timeout_pop_buffer(stream_.get(), 100000);
       updateStatistics();
       if (p_.ptp && Clock::now() - ptpCheckedAt_ >= std::chrono::seconds(1)) checkPtp();
       if (!buffer) continue;
@@ -254,7 +255,7 @@ class AravisSource : public Source, private TriggerTarget {
         ++incomplete_;
         if (status == ARV_BUFFER_STATUS_TIMEOUT) ++timeouts_;
         if (p_.incomplete == "drop" || arv_buffer_get_payload_type(buffer) == ARV_BUFFER_PAYLOAD_TYPE_UNKNOWN) {
-          arv_stream_push_buffer(stream_, buffer);
+          arv_stream_push_buffer(stream_.get(), buffer);
           continue;
         }
       }
@@ -360,7 +361,7 @@ class AravisSource : public Source, private TriggerTarget {
     GError* error = nullptr;
     ArvCamera* camera = arv_camera_new(id_.c_str(), &error);
     if (!camera) throw std::runtime_error("cannot open camera " + id_ + ": " + errorText(error));
-    std::unique_ptr<ArvCamera, decltype(&g_object_unref)> owned(camera, &g_object_unref);
+    glib::Owned<ArvCamera> owned(camera);
     if (!p_.pixel_format.empty()) {
       std::vector<std::string> formats = offeredFormats(camera);
       if (std::find(formats.begin(), formats.end(), p_.pixel_format) == formats.end())
@@ -410,31 +411,31 @@ class AravisSource : public Source, private TriggerTarget {
   void open() {
     id_ = resolveCamera(p_.camera);
     GError* error = nullptr;
-    camera_ = arv_camera_new(id_.c_str(), &error);
+    camera_.reset(arv_camera_new(id_.c_str(), &error));
     if (!camera_) throw std::runtime_error("cannot open camera " + id_ + ": " + errorText(error));
     auto check = [&](const std::string& what) {
       if (error) throw std::runtime_error("camera " + id_ + ": " + what + ": " + errorText(error));
     };
     if (!p_.pixel_format.empty()) {
-      arv_camera_set_pixel_format_from_string(camera_, p_.pixel_format.c_str(), &error);
+      arv_camera_set_pixel_format_from_string(camera_.get(), p_.pixel_format.c_str(), &error);
       if (error) {
         std::string why = errorText(error);
-        throw std::runtime_error("camera " + id_ + ": PixelFormat '" + p_.pixel_format + "' rejected: " + why + " (it offers: " + joinList(offeredFormats(camera_)) + ")");
+        throw std::runtime_error("camera " + id_ + ": PixelFormat '" + p_.pixel_format + "' rejected: " + why + " (it offers: " + joinList(offeredFormats(camera_.get())) + ")");
       }
     }
     if (!p_.region.empty()) {
-      arv_camera_set_region(camera_, p_.region[0], p_.region[1], p_.region[2], p_.region[3], &error);
+      arv_camera_set_region(camera_.get(), p_.region[0], p_.region[1], p_.region[2], p_.region[3], &error);
       check("region " + toText(p_.region) + " rejected");
     }
     if (p_.exposure_us > 0) {
-      arv_camera_set_exposure_time(camera_, p_.exposure_us, &error);
+      arv_camera_set_exposure_time(camera_.get(), p_.exposure_us, &error);
       check("ExposureTime " + toText(p_.exposure_us) + " rejected");
     }
     if (p_.gain >= 0) {
-      arv_camera_set_gain(camera_, p_.gain, &error);
+      arv_camera_set_gain(camera_.get(), p_.gain, &error);
       check("Gain " + toText(p_.gain) + " rejected");
     }
-    ArvDevice* device = arv_camera_get_device(camera_);
+    ArvDevice* device = arv_camera_get_device(camera_.get());
     if (p_.frame_rate > 0) {
       // Through the features: arv_camera_set_frame_rate also turns every trigger off.
       if (arv_device_get_feature(device, "AcquisitionFrameRateEnable")) {
@@ -445,13 +446,13 @@ class AravisSource : public Source, private TriggerTarget {
       check(std::string(frameRateFeature(device)) + " " + toText(p_.frame_rate) + " rejected");
     }
     if (p_.trigger == "off") {
-      arv_camera_clear_triggers(camera_, &error);
+      arv_camera_clear_triggers(camera_.get(), &error);
       check("TriggerMode Off rejected");
     } else if (p_.trigger == "software") {
-      arv_camera_set_trigger(camera_, "Software", &error);
+      arv_camera_set_trigger(camera_.get(), "Software", &error);
       check("software trigger rejected");
     } else if (p_.trigger != "keep") {
-      arv_camera_set_trigger(camera_, p_.trigger.c_str(), &error);
+      arv_camera_set_trigger(camera_.get(), p_.trigger.c_str(), &error);
       check("TriggerSource '" + p_.trigger + "' rejected");
       if (!p_.trigger_activation.empty()) {
         arv_device_set_string_feature_value(device, "TriggerActivation", p_.trigger_activation.c_str(), &error);
@@ -475,19 +476,19 @@ class AravisSource : public Source, private TriggerTarget {
       arv_device_set_boolean_feature_value(device, enable, TRUE, &error);
       check(std::string(enable) + " rejected");
     }
-    if (arv_camera_is_gv_device(camera_)) {
-      if (p_.packet_size > 0) arv_camera_gv_set_packet_size(camera_, p_.packet_size, &error);
-      else arv_camera_gv_auto_packet_size(camera_, &error);
+    if (arv_camera_is_gv_device(camera_.get())) {
+      if (p_.packet_size > 0) arv_camera_gv_set_packet_size(camera_.get(), p_.packet_size, &error);
+      else arv_camera_gv_auto_packet_size(camera_.get(), &error);
       check("packet size");
     }
 
     int x = 0, y = 0;
-    arv_camera_get_region(camera_, &x, &y, &width_, &height_, &error);
+    arv_camera_get_region(camera_.get(), &x, &y, &width_, &height_, &error);
     check("cannot read the region");
     if (width_ <= 0 || height_ <= 0) throw std::runtime_error("camera " + id_ + " reports a " + std::to_string(width_) + "x" + std::to_string(height_) + " region");
-    ArvPixelFormat format = arv_camera_get_pixel_format(camera_, &error);
+    ArvPixelFormat format = arv_camera_get_pixel_format(camera_.get(), &error);
     check("cannot read the pixel format");
-    const char* formatName = arv_camera_get_pixel_format_as_string(camera_, nullptr);
+    const char* formatName = arv_camera_get_pixel_format_as_string(camera_.get(), nullptr);
     std::string name = formatName ? formatName : "?";
     int bits = ARV_PIXEL_FORMAT_BIT_PER_PIXEL(format);
     FormatName named = readFormatName(name);
@@ -497,10 +498,10 @@ class AravisSource : public Source, private TriggerTarget {
       throw std::runtime_error("camera " + id_ + ": PixelFormat " + name + " takes " + std::to_string(bits) + " bits a pixel, not the " +
                                std::to_string(named.wireBits()) + " its name says; set pixel_format to a PFNC name (Mono12p, Mono12, ...)");
     useFormat(named);
-    size_t payload = arv_camera_get_payload(camera_, &error);
+    size_t payload = arv_camera_get_payload(camera_.get(), &error);
     check("cannot read the payload size");
     size_t frameBytes = rowBytes() * static_cast<size_t>(height_);
-    bool chunks = arv_device_get_feature(device, "ChunkModeActive") && arv_camera_get_chunk_mode(camera_, nullptr);
+    bool chunks = arv_device_get_feature(device, "ChunkModeActive") && arv_camera_get_chunk_mode(camera_.get(), nullptr);
     if (chunks ? payload < frameBytes : payload != frameBytes)
       throw std::runtime_error("camera " + id_ + ": payload of " + std::to_string(payload) + " bytes is not one " + std::to_string(width_) + "x" +
                                std::to_string(height_) + " image (" + std::to_string(frameBytes) + " bytes)" + (chunks ? "" : " and chunk data is off"));
@@ -510,8 +511,8 @@ class AravisSource : public Source, private TriggerTarget {
     bayer_ = mosaic_ != "polar_rggb" ? "" : p_.bayer != "auto" ? p_.bayer : bayerOf(name);
     bitDepth_ = p_.bit_depth ? p_.bit_depth : named.bits;
     checkLayout(device, x, y);
-    exposureUs_ = arv_camera_get_exposure_time(camera_, nullptr);
-    gain_ = arv_camera_get_gain(camera_, nullptr);
+    exposureUs_ = arv_camera_get_exposure_time(camera_.get(), nullptr);
+    gain_ = arv_camera_get_gain(camera_.get(), nullptr);
     for (auto [automatic, value, chunk] : {std::tuple{"ExposureAuto", &exposureUs_, "ChunkExposureTime"}, std::tuple{"GainAuto", &gain_, "ChunkGain"}}) {
       const char* mode = arv_device_get_feature(device, automatic) ? arv_device_get_string_feature_value(device, automatic, nullptr) : nullptr;
       if (!mode || std::string(mode) == "Off") continue;
@@ -563,7 +564,7 @@ class AravisSource : public Source, private TriggerTarget {
   // a change is logged. Names: SFNC's Ptp*, or GigE Vision 1.2's GevIEEE1588*.
   void checkPtp() {
     ptpCheckedAt_ = Clock::now();
-    ArvDevice* device = arv_camera_get_device(camera_);
+    ArvDevice* device = arv_camera_get_device(camera_.get());
     if (arv_device_get_feature(device, "PtpDataSetLatch")) arv_device_execute_command(device, "PtpDataSetLatch", nullptr);
     const char* statusFeature = arv_device_get_feature(device, "PtpStatus") ? "PtpStatus" : "GevIEEE1588Status";
     const char* status = arv_device_get_feature(device, statusFeature) ? arv_device_get_string_feature_value(device, statusFeature, nullptr) : nullptr;
@@ -588,11 +589,11 @@ class AravisSource : public Source, private TriggerTarget {
       return;
     }
     GError* error = nullptr;
-    arv_camera_set_chunk_mode(camera_, p_.chunk_data == "on", &error);
+    arv_camera_set_chunk_mode(camera_.get(), p_.chunk_data == "on", &error);
     if (error) throw std::runtime_error("camera " + id_ + ": ChunkModeActive " + (p_.chunk_data == "on" ? "true" : "false") + " rejected: " + errorText(error));
     if (p_.chunk_data == "off") return;
     for (const std::string& chunk : enumerationEntries(device, "ChunkSelector")) {
-      arv_camera_set_chunk_state(camera_, chunk.c_str(), TRUE, &error);
+      arv_camera_set_chunk_state(camera_.get(), chunk.c_str(), TRUE, &error);
       if (error) spdlog::warn("camera {}: chunk {} cannot be switched on: {}", id_, chunk, errorText(error));
     }
   }
@@ -601,13 +602,13 @@ class AravisSource : public Source, private TriggerTarget {
   // on that is a number (the image itself and checksums are not features).
   void findChunks(ArvDevice* device, bool active) {
     chunkFeatures_.clear();
-    if (chunkParser_) g_object_unref(std::exchange(chunkParser_, nullptr));
+    chunkParser_.reset();
     if (!active) return;
     std::vector<std::string> names;
     for (const std::string& chunk : enumerationEntries(device, "ChunkSelector")) {
       ChunkFeature feature{"Chunk" + chunk};
       ArvGcNode* node = arv_device_get_feature(device, feature.name.c_str());
-      if (!node || !arv_camera_get_chunk_state(camera_, chunk.c_str(), nullptr)) continue;
+      if (!node || !arv_camera_get_chunk_state(camera_.get(), chunk.c_str(), nullptr)) continue;
       if (ARV_IS_GC_FLOAT(node)) feature.kind = ChunkFeature::real;
       else if (ARV_IS_GC_INTEGER(node)) feature.kind = ChunkFeature::integer;
       else if (ARV_IS_GC_BOOLEAN(node)) feature.kind = ChunkFeature::boolean;
@@ -615,7 +616,7 @@ class AravisSource : public Source, private TriggerTarget {
       chunkFeatures_.push_back(feature);
       names.push_back(feature.name);
     }
-    chunkParser_ = arv_camera_create_chunk_parser(camera_);
+    chunkParser_.reset(arv_camera_create_chunk_parser(camera_.get()));
     spdlog::info("camera {}: chunk data on, {} bytes a frame; read from each: {}", id_, chunkBytes_, names.empty() ? "nothing" : joinList(names));
   }
 
@@ -631,12 +632,12 @@ class AravisSource : public Source, private TriggerTarget {
       const ChunkFeature& f = chunkFeatures_[i];
       const char* name = f.name.c_str();
       if (f.name == "ChunkFrameID") {
-        meta.cameraFrameId = static_cast<uint64_t>(arv_chunk_parser_get_integer_value(chunkParser_, buffer, name, &error));
+        meta.cameraFrameId = static_cast<uint64_t>(arv_chunk_parser_get_integer_value(chunkParser_.get(), buffer, name, &error));
         continue;
       }
-      double value = f.kind == ChunkFeature::real      ? arv_chunk_parser_get_float_value(chunkParser_, buffer, name, &error)
-                     : f.kind == ChunkFeature::integer ? static_cast<double>(arv_chunk_parser_get_integer_value(chunkParser_, buffer, name, &error))
-                                                       : arv_chunk_parser_get_boolean_value(chunkParser_, buffer, name, &error);
+      double value = f.kind == ChunkFeature::real      ? arv_chunk_parser_get_float_value(chunkParser_.get(), buffer, name, &error)
+                     : f.kind == ChunkFeature::integer ? static_cast<double>(arv_chunk_parser_get_integer_value(chunkParser_.get(), buffer, name, &error))
+                                                       : arv_chunk_parser_get_boolean_value(chunkParser_.get(), buffer, name, &error);
       if (f.name == "ChunkExposureTime") meta.exposureUs = value;
       else if (f.name == "ChunkGain") meta.gain = value;
       else meta.chunks[f.name] = value;
@@ -662,7 +663,7 @@ class AravisSource : public Source, private TriggerTarget {
   }
   void fire() override {
     GError* error = nullptr;
-    arv_camera_software_trigger(camera_, &error);
+    arv_camera_software_trigger(camera_.get(), &error);
     if (error) spdlog::warn("camera {}: software trigger failed: {}", id_, errorText(error));
     else ++triggers_;
   }
@@ -671,21 +672,21 @@ class AravisSource : public Source, private TriggerTarget {
   // Caller holds mutex_. A new stream gets every buffer the graph is not holding.
   void startStream() {
     GError* error = nullptr;
-    stream_ = arv_camera_create_stream(camera_, +[](void* self, ArvStreamCallbackType type, ArvBuffer*) {
+    stream_.reset(arv_camera_create_stream(camera_.get(), +[](void* self, ArvStreamCallbackType type, ArvBuffer*) {
       if (type == ARV_STREAM_CALLBACK_TYPE_INIT && static_cast<AravisSource*>(self)->p_.realtime_thread && !arv_make_thread_realtime(10))
         arv_make_thread_high_priority(-10);
-    }, this, &error);
+    }, this, &error));
     if (!stream_) throw std::runtime_error("camera " + id_ + ": cannot open the stream: " + errorText(error));
-    if (ARV_IS_GV_STREAM(stream_)) {
-      g_object_set(stream_, "packet-resend", p_.packet_resend ? ARV_GV_STREAM_PACKET_RESEND_ALWAYS : ARV_GV_STREAM_PACKET_RESEND_NEVER,
+    if (ARV_IS_GV_STREAM(stream_.get())) {
+      g_object_set(stream_.get(), "packet-resend", p_.packet_resend ? ARV_GV_STREAM_PACKET_RESEND_ALWAYS : ARV_GV_STREAM_PACKET_RESEND_NEVER,
                    "packet-timeout", static_cast<unsigned>(p_.packet_timeout_ms * 1000), "frame-retention", static_cast<unsigned>(p_.frame_retention_ms * 1000), nullptr);
       if (p_.socket_buffer_kb > 0)
-        g_object_set(stream_, "socket-buffer", ARV_GV_STREAM_SOCKET_BUFFER_FIXED, "socket-buffer-size", p_.socket_buffer_kb * 1024, nullptr);
+        g_object_set(stream_.get(), "socket-buffer", ARV_GV_STREAM_SOCKET_BUFFER_FIXED, "socket-buffer-size", p_.socket_buffer_kb * 1024, nullptr);
     }
     for (size_t i = 0; i < images_.size(); ++i) {
       if (inGraph_[i]) continue;
       buffers_[i] = arv_buffer_new_full(images_[i]->capacity(), images_[i]->data(), GSIZE_TO_POINTER(i), nullptr);
-      arv_stream_push_buffer(stream_, buffers_[i]);
+      arv_stream_push_buffer(stream_.get(), buffers_[i]);
     }
     statisticsBase_ = {missingPackets_.load(), resentPackets_.load(), underruns_.load()};
     lastFrameId_.reset();
@@ -701,11 +702,11 @@ class AravisSource : public Source, private TriggerTarget {
   void updateStatistics() {
     if (!stream_) return;
     guint64 completed = 0, failures = 0, underruns = 0;
-    arv_stream_get_statistics(stream_, &completed, &failures, &underruns);
+    arv_stream_get_statistics(stream_.get(), &completed, &failures, &underruns);
     underruns_ = statisticsBase_[2] + underruns;
-    if (!ARV_IS_GV_STREAM(stream_)) return;
+    if (!ARV_IS_GV_STREAM(stream_.get())) return;
     guint64 resent = 0, missing = 0;
-    arv_gv_stream_get_statistics(ARV_GV_STREAM(stream_), &resent, &missing);
+    arv_gv_stream_get_statistics(ARV_GV_STREAM(stream_.get()), &resent, &missing);
     missingPackets_ = statisticsBase_[0] + missing;
     resentPackets_ = statisticsBase_[1] + resent;
   }
@@ -713,14 +714,14 @@ class AravisSource : public Source, private TriggerTarget {
   void close() {
     if (trigger_) trigger_->end(this);
     std::lock_guard lock(mutex_);
-    if (camera_ && acquiring_) arv_camera_stop_acquisition(camera_, nullptr);
+    if (camera_ && acquiring_) arv_camera_stop_acquisition(camera_.get(), nullptr);
     acquiring_ = false;
-    if (stream_) g_object_unref(std::exchange(stream_, nullptr));  // frees the buffers queued in it
-    if (chunkParser_) g_object_unref(std::exchange(chunkParser_, nullptr));
+    stream_.reset();  // frees the buffers queued in it
+    chunkParser_.reset();
     if (camera_) {
-      if (lostHandler_) g_signal_handler_disconnect(arv_camera_get_device(camera_), lostHandler_);
+      if (lostHandler_) g_signal_handler_disconnect(arv_camera_get_device(camera_.get()), lostHandler_);
       lostHandler_ = 0;
-      g_object_unref(std::exchange(camera_, nullptr));
+      camera_.reset();
     }
   }
 
@@ -763,8 +764,8 @@ class AravisSource : public Source, private TriggerTarget {
 
   Params p_;
   std::string id_;
-  ArvCamera* camera_ = nullptr;
-  ArvStream* stream_ = nullptr;
+  glib::Owned<ArvCamera> camera_;
+  glib::Owned<ArvStream> stream_;
   gulong lostHandler_ = 0;
   std::atomic<bool> lost_{false};
   bool acquiring_ = false;
@@ -789,7 +790,7 @@ class AravisSource : public Source, private TriggerTarget {
   };
   size_t chunkBytes_ = 0;  // bytes of chunk data after each image
   std::vector<ChunkFeature> chunkFeatures_;
-  ArvChunkParser* chunkParser_ = nullptr;
+  glib::Owned<ArvChunkParser> chunkParser_;
   std::atomic<uint64_t> chunkErrors_{0};
   std::string ptpState_;
   Clock::time_point ptpCheckedAt_{};

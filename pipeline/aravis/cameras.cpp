@@ -6,6 +6,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "pipeline/glib_owned.hpp"
+
 namespace pp::aravis {
 
 namespace {
@@ -38,15 +40,14 @@ std::vector<CameraInfo> listCameras(bool details) {
   if (!details) return cameras;
   for (CameraInfo& c : cameras) {
     GError* error = nullptr;
-    ArvCamera* camera = arv_camera_new(c.id.c_str(), &error);
+    glib::Owned<ArvCamera> camera(arv_camera_new(c.id.c_str(), &error));
     if (camera) {
       guint n = 0;
-      const char** formats = arv_camera_dup_available_pixel_formats_as_strings(camera, &n, &error);
+      const char** formats = arv_camera_dup_available_pixel_formats_as_strings(camera.get(), &n, &error);
       for (guint k = 0; formats && k < n; ++k) c.pixelFormats.push_back(formats[k]);
       g_free(formats);
       g_clear_error(&error);
-      arv_camera_get_sensor_size(camera, &c.sensorWidth, &c.sensorHeight, &error);
-      g_object_unref(camera);
+      arv_camera_get_sensor_size(camera.get(), &c.sensorWidth, &c.sensorHeight, &error);
     }
     if (error) c.openError = error->message;
     g_clear_error(&error);

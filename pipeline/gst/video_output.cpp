@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "pipeline/glib_owned.hpp"
 #include "pipeline/gst/gst_support.hpp"
 
 namespace pp::gst {
@@ -76,7 +77,7 @@ struct VideoOutput::Impl {
   GMainContext* context = nullptr;
   GMainLoop* loop = nullptr;
   std::thread loopThread;
-  GstRTSPServer* server = nullptr;
+  glib::Owned<GstRTSPServer> server;
   GSource* serverSource = nullptr;
   int boundPort = -1;
   struct Feed {
@@ -181,9 +182,9 @@ struct VideoOutput::Impl {
     feedMaxBytes = std::max<guint64>(1u << 20, static_cast<guint64>(kFeedMaxSeconds * o.bitrateKbps * 1000 / 8));
     context = g_main_context_new();
     loop = g_main_loop_new(context, FALSE);
-    server = gst_rtsp_server_new();
-    gst_rtsp_server_set_address(server, o.rtspAddress.c_str());
-    gst_rtsp_server_set_service(server, std::to_string(o.rtspPort).c_str());
+    server.reset(gst_rtsp_server_new());
+    gst_rtsp_server_set_address(server.get(), o.rtspAddress.c_str());
+    gst_rtsp_server_set_service(server.get(), std::to_string(o.rtspPort).c_str());
     GstRTSPMediaFactory* factory = gst_rtsp_media_factory_new();
     gst_rtsp_media_factory_set_launch(factory,
                                       "( appsrc name=feed is-live=true format=time block=false caps=video/x-h264,stream-format=byte-stream,alignment=au"
@@ -192,18 +193,17 @@ struct VideoOutput::Impl {
     if (!o.rtspUsers.empty()) {
       // Every listed user may see the stream; anyone else gets 401 (Digest offered beside Basic,
       // so that clients which can keep the password off the wire).
-      GstRTSPAuth* auth = gst_rtsp_auth_new();
-      gst_rtsp_auth_set_supported_methods(auth, static_cast<GstRTSPAuthMethod>(GST_RTSP_AUTH_BASIC | GST_RTSP_AUTH_DIGEST));
+      glib::Owned<GstRTSPAuth> auth(gst_rtsp_auth_new());
+      gst_rtsp_auth_set_supported_methods(auth.get(), static_cast<GstRTSPAuthMethod>(GST_RTSP_AUTH_BASIC | GST_RTSP_AUTH_DIGEST));
       for (const auto& [user, password] : o.rtspUsers) {
         GstRTSPToken* token = gst_rtsp_token_new(GST_RTSP_TOKEN_MEDIA_FACTORY_ROLE, G_TYPE_STRING, "viewer", nullptr);
         gchar* basic = gst_rtsp_auth_make_basic(user.c_str(), password.c_str());
-        gst_rtsp_auth_add_basic(auth, basic, token);
-        gst_rtsp_auth_add_digest(auth, user.c_str(), password.c_str(), token);
+        gst_rtsp_auth_add_basic(auth.get(), basic, token);
+        gst_rtsp_auth_add_digest(auth.get(), user.c_str(), password.c_str(), token);
         g_free(basic);
         gst_rtsp_token_unref(token);
       }
-      gst_rtsp_server_set_auth(server, auth);
-      g_object_unref(auth);
+      gst_rtsp_server_set_auth(server.get(), auth.get());
       gst_rtsp_media_factory_add_role(factory, "viewer", GST_RTSP_PERM_MEDIA_FACTORY_ACCESS, G_TYPE_BOOLEAN, TRUE, GST_RTSP_PERM_MEDIA_FACTORY_CONSTRUCT,
                                       G_TYPE_BOOLEAN, TRUE, nullptr);
     }
@@ -211,10 +211,9 @@ struct VideoOutput::Impl {
                        static_cast<Impl*>(self)->onMediaConfigure(media);
                      }),
                      this);
-    GstRTSPMountPoints* mounts = gst_rtsp_server_get_mount_points(server);
-    gst_rtsp_mount_points_add_factory(mounts, o.rtspMount.c_str(), factory);
-    g_object_unref(mounts);
-    g_signal_connect(server, "client-connected", G_CALLBACK(+[](GstRTSPServer*, GstRTSPClient* client, gpointer self) {
+    glib::Owned<GstRTSPMountPoints> mounts(gst_rtsp_server_get_mount_points(server.get()));
+    gst_rtsp_mount_points_add_factory(mounts.get(), o.rtspMount.c_str(), factory);
+    g_signal_connect(server.get(), "client-connected", G_CALLBACK(+[](GstRTSPServer*, GstRTSPClient* client, gpointer self) {
                        auto* impl = static_cast<Impl*>(self);
                        ++impl->clients;
                        g_signal_connect(client, "closed", G_CALLBACK(+[](GstRTSPClient*, gpointer s) { --static_cast<Impl*>(s)->clients; }), impl);
@@ -227,19 +226,19 @@ struct VideoOutput::Impl {
                      }),
                      this);
     GError* error = nullptr;
-    serverSource = gst_rtsp_server_create_source(server, nullptr, &error);
+    serverSource = gst_rtsp_server_create_source(server.get(), nullptr, &error);
     if (!serverSource) {
       std::string text = error ? error->message : "unknown reason";
       if (error) g_error_free(error);
       throw std::runtime_error("video: cannot serve RTSP on " + o.rtspAddress + ":" + std::to_string(o.rtspPort) + ": " + text);
     }
     g_source_attach(serverSource, context);
-    boundPort = gst_rtsp_server_get_bound_port(server);
+    boundPort = gst_rtsp_server_get_bound_port(server.get());
     stallWatch = g_timeout_source_new(250);
     g_source_set_callback(
         stallWatch, [](gpointer self) -> gboolean {
           auto* impl = static_cast<Impl*>(self);
-          gst_rtsp_server_client_filter(impl->server, dropStalledClient, impl);
+          gst_rtsp_server_client_filter(impl->server.get(), dropStalledClient, impl);
           return G_SOURCE_CONTINUE;
         },
         this, nullptr);
@@ -313,7 +312,7 @@ struct VideoOutput::Impl {
 
   void stopServer() {
     if (!server) return;
-    gst_rtsp_server_client_filter(server, removeClient, nullptr);
+    gst_rtsp_server_client_filter(server.get(), removeClient, nullptr);
     for (GSource* source : {stallWatch, serverSource})
       if (source) {
         g_source_destroy(source);
@@ -336,10 +335,9 @@ struct VideoOutput::Impl {
       for (Feed& feed : feeds) gst_object_unref(feed.appsrc);
       feeds.clear();
     }
-    g_object_unref(server);
+    server.reset();
     g_main_loop_unref(loop);
     g_main_context_unref(context);
-    server = nullptr;
   }
 };
 
