@@ -15,15 +15,18 @@ std::string quoted(const std::vector<std::string>& values) {
 }  // namespace
 
 Rule<int> intIn(int lo, int hi) {
-  return {"an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]", [lo, hi](const int& v) { return v >= lo && v <= hi; }};
+  return {"an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]",
+          [lo, hi](const int& v) { return v >= lo && v <= hi; }};
 }
 
 Rule<double> numberIn(double lo, double hi) {
-  return {"a number in [" + toText(lo) + ", " + toText(hi) + "]", [lo, hi](const double& v) { return std::isfinite(v) && v >= lo && v <= hi; }};
+  return {"a number in [" + toText(lo) + ", " + toText(hi) + "]",
+          [lo, hi](const double& v) { return std::isfinite(v) && v >= lo && v <= hi; }};
 }
 
 Rule<std::string> oneOf(std::vector<std::string> values) {
-  return {"one of: " + quoted(values), [values](const std::string& v) { return std::find(values.begin(), values.end(), v) != values.end(); }};
+  return {"one of: " + quoted(values),
+          [values](const std::string& v) { return std::find(values.begin(), values.end(), v) != values.end(); }};
 }
 
 Rule<std::vector<int>> permutationOf(std::vector<int> values) {
@@ -45,19 +48,22 @@ Rule<std::vector<std::string>> listOf(std::vector<std::string> values) {
         std::string hint = suggestion(list[i], values);
         return "'" + list[i] + "' is not one of them" + (hint.empty() ? "" : "; " + hint);
       }
-      if (std::find(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(i), list[i]) != list.begin() + static_cast<std::ptrdiff_t>(i))
+      if (std::find(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(i), list[i]) !=
+          list.begin() + static_cast<std::ptrdiff_t>(i))
         return "'" + list[i] + "' comes twice";
     }
     return "";
   };
-  return {"a list of distinct values from: " + quoted(values), [problem](const std::vector<std::string>& list) { return problem(list).empty(); }, problem};
+  return {"a list of distinct values from: " + quoted(values),
+          [problem](const std::vector<std::string>& list) { return problem(list).empty(); }, problem};
 }
 
 Rule<std::vector<int>> intListOf(size_t count, int lo, int hi) {
-  return {"a list of " + std::to_string(count) + " integers in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]",
-          [=](const std::vector<int>& list) {
-            return list.size() == count && std::all_of(list.begin(), list.end(), [=](int v) { return v >= lo && v <= hi; });
-          }};
+  return {
+      "a list of " + std::to_string(count) + " integers in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]",
+      [=](const std::vector<int>& list) {
+        return list.size() == count && std::all_of(list.begin(), list.end(), [=](int v) { return v >= lo && v <= hi; });
+      }};
 }
 
 Rule<std::vector<double>> numberListOf(size_t minCount, size_t maxCount) {
@@ -71,14 +77,26 @@ Rule<std::vector<double>> numberListOf(size_t minCount, size_t maxCount) {
 Rule<Path> existingFile() {
   return {"the path of an existing file", [](const Path& p) { return std::filesystem::is_regular_file(p.value); }};
 }
-Rule<Path> anyPath() { return {"a path", [](const Path&) { return true; }}; }
+Rule<Path> anyPath() {
+  return {"a path", [](const Path&) { return true; }};
+}
 
-template <> Rule<int> anyValue<int>() { return {"an integer", [](const int&) { return true; }}; }
-template <> Rule<double> anyValue<double>() { return {"a number", [](const double& v) { return std::isfinite(v); }}; }
-template <> Rule<bool> anyValue<bool>() { return {"true or false", [](const bool&) { return true; }}; }
-template <> Rule<std::string> anyValue<std::string>() { return {"a string", [](const std::string&) { return true; }}; }
+template <> Rule<int> anyValue<int>() {
+  return {"an integer", [](const int&) { return true; }};
+}
+template <> Rule<double> anyValue<double>() {
+  return {"a number", [](const double& v) { return std::isfinite(v); }};
+}
+template <> Rule<bool> anyValue<bool>() {
+  return {"true or false", [](const bool&) { return true; }};
+}
+template <> Rule<std::string> anyValue<std::string>() {
+  return {"a string", [](const std::string&) { return true; }};
+}
 template <> Rule<Path> anyValue<Path>() { return anyPath(); }
-template <> Rule<TextMap> anyValue<TextMap>() { return {"a map of names to values", [](const TextMap&) { return true; }}; }
+template <> Rule<TextMap> anyValue<TextMap>() {
+  return {"a map of names to values", [](const TextMap&) { return true; }};
+}
 
 bool decode(const YAML::Node& node, TextMap& out) {
   if (!node.IsMap()) return false;

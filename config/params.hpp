@@ -14,9 +14,9 @@ namespace pp {
 
 struct ParamContext {
   Diagnostics& diagnostics;
-  std::string keyPath;  // "stages.dof.params"
-  std::string baseDir;  // relative paths resolve against the config file's folder
-  YAML::Node node;      // the params map (may be undefined)
+  std::string keyPath;                         // "stages.dof.params"
+  std::string baseDir;                         // relative paths resolve against the config file's folder
+  YAML::Node node;                             // the params map (may be undefined)
   YAML::Mark owner = YAML::Mark::null_mark();  // the node that has these params
   // An error about the params as a whole: at the params map, else at the node that owns it.
   void error(const std::string& message) {
@@ -42,8 +42,8 @@ Rule<int> intIn(int lo, int hi);
 Rule<double> numberIn(double lo, double hi);
 Rule<std::string> oneOf(std::vector<std::string> values);
 Rule<std::vector<std::string>> listOf(std::vector<std::string> values);  // each once, from values
-Rule<std::vector<int>> intListOf(size_t count, int lo, int hi);           // exactly `count` integers
-Rule<std::vector<int>> permutationOf(std::vector<int> values);             // each of `values` once, any order
+Rule<std::vector<int>> intListOf(size_t count, int lo, int hi);          // exactly `count` integers
+Rule<std::vector<int>> permutationOf(std::vector<int> values);           // each of `values` once, any order
 Rule<std::vector<double>> numberListOf(size_t minCount, size_t maxCount);
 Rule<Path> existingFile();
 Rule<Path> anyPath();
@@ -95,8 +95,7 @@ std::string resolvePath(const std::string& path, const std::string& baseDir);
 template <class P> class ParamSchema {
  public:
   template <class T> ParamSchema& add(std::string key, T P::*member, std::string help, Rule<T> rule = anyValue<T>()) {
-    fields_.push_back({key, help, rule.allowed,
-                       [member](const P& p) { return toText(p.*member); },
+    fields_.push_back({key, help, rule.allowed, [member](const P& p) { return toText(p.*member); },
                        [key, member, rule](const YAML::Node& value, P& p, ParamContext& ctx) {
                          std::string path = ctx.keyPath + "." + key;
                          T parsed{};
@@ -106,7 +105,9 @@ template <class P> class ParamSchema {
                          }
                          if constexpr (std::is_same_v<T, Path>) parsed.value = resolvePath(parsed.value, ctx.baseDir);
                          if (!rule.accepts(parsed)) {
-                           ctx.diagnostics.error(value, path, "expected " + rule.allowed + ", got " + describe(value) + (rule.why ? ": " + rule.why(parsed) : ""));
+                           ctx.diagnostics.error(value, path,
+                                                 "expected " + rule.allowed + ", got " + describe(value) +
+                                                     (rule.why ? ": " + rule.why(parsed) : ""));
                            return;
                          }
                          p.*member = parsed;
@@ -128,8 +129,9 @@ template <class P> class ParamSchema {
       const Field* field = find(key);
       if (!field) {
         std::string hint = suggestion(key, keys());
-        ctx.diagnostics.error(entry.first, ctx.keyPath + "." + key,
-                              "unknown key" + (hint.empty() ? "" : "; " + hint) + " (allowed: " + joinList(keys()) + ")");
+        ctx.diagnostics.error(
+            entry.first, ctx.keyPath + "." + key,
+            "unknown key" + (hint.empty() ? "" : "; " + hint) + " (allowed: " + joinList(keys()) + ")");
         continue;
       }
       field->parse(entry.second, params, ctx);

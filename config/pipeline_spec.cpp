@@ -121,7 +121,8 @@ void parseNodeList(const YAML::Node& list, Role role, PipelineSpec& spec, Diagno
     if (!name.IsDefined() || !name.IsScalar()) {
       d.error(item, fallbackPath + ".name", "missing: every " + std::string(roleName(role)) + " needs a name");
     } else if (!validName(name.Scalar())) {
-      d.error(name, fallbackPath + ".name", "'" + name.Scalar() + "' is not a valid name (letters, digits, _ and -, not starting with a digit)");
+      d.error(name, fallbackPath + ".name",
+              "'" + name.Scalar() + "' is not a valid name (letters, digits, _ and -, not starting with a digit)");
     } else {
       node.name = name.Scalar();
     }
@@ -130,7 +131,8 @@ void parseNodeList(const YAML::Node& list, Role role, PipelineSpec& spec, Diagno
       std::string key = entry.first.Scalar();
       if (std::find(kNodeKeys.begin(), kNodeKeys.end(), key) == kNodeKeys.end()) {
         std::string hint = suggestion(key, kNodeKeys);
-        d.error(entry.first, node.keyPath + "." + key, "unknown key" + (hint.empty() ? "" : "; " + hint) + " (allowed: " + joinList(kNodeKeys) + ")");
+        d.error(entry.first, node.keyPath + "." + key,
+                "unknown key" + (hint.empty() ? "" : "; " + hint) + " (allowed: " + joinList(kNodeKeys) + ")");
       }
     }
     const YAML::Node type = item["type"];
@@ -143,7 +145,8 @@ void parseNodeList(const YAML::Node& list, Role role, PipelineSpec& spec, Diagno
     if (const YAML::Node backend = item["backend"]) {
       if (role != Role::stage) {
         d.error(backend, node.keyPath + ".backend", std::string("only stages have a backend, not ") + listKey);
-      } else if (!backend.IsScalar() || (backend.Scalar() != "auto" && backend.Scalar() != "cuda" && backend.Scalar() != "cpu")) {
+      } else if (!backend.IsScalar() ||
+                 (backend.Scalar() != "auto" && backend.Scalar() != "cuda" && backend.Scalar() != "cpu")) {
         d.error(backend, node.keyPath + ".backend", "expected one of: auto, cuda, cpu, got " + describe(backend));
       } else {
         node.backend = backend.Scalar();
@@ -156,14 +159,16 @@ void parseNodeList(const YAML::Node& list, Role role, PipelineSpec& spec, Diagno
       parseInputs(item["inputs"], node, d);
     }
     if (!node.name.empty() && spec.find(node.name)) {
-      d.error(name, node.keyPath + ".name", "the name '" + node.name + "' is used twice; names must be unique across sources, stages and sinks");
+      d.error(name, node.keyPath + ".name",
+              "the name '" + node.name + "' is used twice; names must be unique across sources, stages and sinks");
       continue;
     }
     spec.nodes.push_back(std::move(node));
   }
 }
 
-PipelineSpec parseRoot(YAML::Node root, const std::string& file, const std::vector<std::string>& overrides, Diagnostics& d) {
+PipelineSpec parseRoot(YAML::Node root, const std::string& file, const std::vector<std::string>& overrides,
+                       Diagnostics& d) {
   PipelineSpec spec;
   spec.file = file;
   spec.baseDir = std::filesystem::path(file).parent_path().string();
@@ -177,7 +182,8 @@ PipelineSpec parseRoot(YAML::Node root, const std::string& file, const std::vect
     std::string key = entry.first.Scalar();
     if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) {
       std::string hint = suggestion(key, kTopKeys);
-      d.error(entry.first, key, "unknown key" + (hint.empty() ? "" : "; " + hint) + " (allowed: " + joinList(kTopKeys) + ")");
+      d.error(entry.first, key,
+              "unknown key" + (hint.empty() ? "" : "; " + hint) + " (allowed: " + joinList(kTopKeys) + ")");
     }
   }
   ParamContext pipelineCtx{d, "pipeline", spec.baseDir, root["pipeline"]};
@@ -203,25 +209,35 @@ const NodeSpec* PipelineSpec::find(const std::string& name) const {
 
 const ParamSchema<PipelineSettings>& PipelineSettings::schema() {
   static const auto schema = ParamSchema<PipelineSettings>()
-      .add("frames_in_flight", &PipelineSettings::framesInFlight, "frames processed concurrently (each holds its own buffers)", intIn(1, 16))
-      .add("backend", &PipelineSettings::backend, "default backend of every stage: auto takes CUDA when a device is present", oneOf({"auto", "cuda", "cpu"}))
-      .add("pair_tolerance_ms", &PipelineSettings::pairToleranceMs,
-           "several sources (a stereo pair of cameras): frames more than this apart are not paired; the older is dropped and counted. 0: one frame from each in turn",
-           numberIn(0, 1e6))
-      .add("pair_by", &PipelineSettings::pairBy, "time the pairing compares: arrival on the host (right for cameras fired by one trigger), or camera_timestamp (PTP-synchronised cameras)",
-           oneOf({"arrival", "camera_timestamp"}));
+                                 .add("frames_in_flight", &PipelineSettings::framesInFlight,
+                                      "frames processed concurrently (each holds its own buffers)", intIn(1, 16))
+                                 .add("backend", &PipelineSettings::backend,
+                                      "default backend of every stage: auto takes CUDA when a device is present",
+                                      oneOf({"auto", "cuda", "cpu"}))
+                                 .add("pair_tolerance_ms", &PipelineSettings::pairToleranceMs,
+                                      "several sources (a stereo pair of cameras): frames more than this apart are not "
+                                      "paired; the older is dropped and counted. 0: one frame from each in turn",
+                                      numberIn(0, 1e6))
+                                 .add("pair_by", &PipelineSettings::pairBy,
+                                      "time the pairing compares: arrival on the host (right for cameras fired by one "
+                                      "trigger), or camera_timestamp (PTP-synchronised cameras)",
+                                      oneOf({"arrival", "camera_timestamp"}));
   return schema;
 }
 
 const ParamSchema<MetricsSettings>& MetricsSettings::schema() {
-  static const auto schema = ParamSchema<MetricsSettings>()
-      .add("port", &MetricsSettings::port, "serve Prometheus text at http://ADDRESS:PORT/metrics (0: any free port)", intIn(0, 65535))
-      .add("address", &MetricsSettings::address, "address the metrics server listens on")
-      .add("interval_s", &MetricsSettings::intervalS, "seconds between summary lines on stderr", numberIn(0.1, 3600));
+  static const auto schema =
+      ParamSchema<MetricsSettings>()
+          .add("port", &MetricsSettings::port,
+               "serve Prometheus text at http://ADDRESS:PORT/metrics (0: any free port)", intIn(0, 65535))
+          .add("address", &MetricsSettings::address, "address the metrics server listens on")
+          .add("interval_s", &MetricsSettings::intervalS, "seconds between summary lines on stderr",
+               numberIn(0.1, 3600));
   return schema;
 }
 
-PipelineSpec parsePipeline(const std::string& text, const std::string& file, const std::vector<std::string>& overrides, Diagnostics& d) {
+PipelineSpec parsePipeline(const std::string& text, const std::string& file, const std::vector<std::string>& overrides,
+                           Diagnostics& d) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -242,8 +258,8 @@ PipelineSpec loadPipeline(const std::string& path, const std::vector<std::string
   std::error_code ec;
   if (uintmax_t size = std::filesystem::file_size(path, ec); !ec && size > kMaxConfigBytes) {
     d.error(YAML::Mark::null_mark(), "",
-            "the config file is " + std::to_string(size) + " bytes; a pipeline config is at most " + std::to_string(kMaxConfigBytes) +
-                " (is this the right file?)");
+            "the config file is " + std::to_string(size) + " bytes; a pipeline config is at most " +
+                std::to_string(kMaxConfigBytes) + " (is this the right file?)");
     return {};
   }
   std::stringstream text;

@@ -12,8 +12,8 @@
 namespace pp {
 
 enum class Role { source, stage, sink };
-const char* roleName(Role role);   // "source"
-const char* roleList(Role role);   // "sources"
+const char* roleName(Role role);  // "source"
+const char* roleList(Role role);  // "sources"
 
 struct PortRef {
   std::string node, port;
@@ -39,8 +39,8 @@ struct NodeSpec {
 struct PipelineSettings {
   int framesInFlight = 3;
   std::string backend = "auto";
-  double pairToleranceMs = 0;        // several sources: frames further apart are not paired
-  std::string pairBy = "arrival";    // arrival | camera_timestamp
+  double pairToleranceMs = 0;      // several sources: frames further apart are not paired
+  std::string pairBy = "arrival";  // arrival | camera_timestamp
   static const ParamSchema<PipelineSettings>& schema();
 };
 
@@ -66,6 +66,7 @@ constexpr uintmax_t kMaxConfigBytes = 1u << 20;
 // Reads `path`, applies `overrides` ("key.path=value", YAML value), checks the structure.
 PipelineSpec loadPipeline(const std::string& path, const std::vector<std::string>& overrides, Diagnostics& diagnostics);
 // The same from text (tests); `file` names it in messages and sets the base folder.
-PipelineSpec parsePipeline(const std::string& text, const std::string& file, const std::vector<std::string>& overrides, Diagnostics& diagnostics);
+PipelineSpec parsePipeline(const std::string& text, const std::string& file, const std::vector<std::string>& overrides,
+                           Diagnostics& diagnostics);
 
 }  // namespace pp

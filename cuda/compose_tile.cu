@@ -48,9 +48,12 @@ __global__ void drawTile(DeviceTile t, ImageView<uint8_t> canvas) {
   } else {
     double v = sample(t, x, y, 0) / t.max;
     if (!isfinite(v)) v = 0;
-    if (t.colormap == 2) turboRgb(v, rgb);
-    else if (t.colormap == 3) hueRgb(v, rgb);
-    else rgb[0] = rgb[1] = rgb[2] = toByte(v);
+    if (t.colormap == 2)
+      turboRgb(v, rgb);
+    else if (t.colormap == 3)
+      hueRgb(v, rgb);
+    else
+      rgb[0] = rgb[1] = rgb[2] = toByte(v);
   }
   uint8_t* out = canvas.row(t.originY + y) + 3 * (t.originX + x);
   out[0] = rgb[0], out[1] = rgb[1], out[2] = rgb[2];

@@ -5,8 +5,8 @@
 namespace pp {
 
 void throwCudaError(cudaError_t err, const char* what, const char* file, int line) {
-  throw CudaError(std::string("CUDA error ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ") in " + what + " at " + file + ":" +
-                  std::to_string(line));
+  throw CudaError(std::string("CUDA error ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ") in " + what +
+                  " at " + file + ":" + std::to_string(line));
 }
 
 int deviceAttribute(cudaDeviceAttr attribute) {

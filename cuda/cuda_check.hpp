@@ -15,9 +15,9 @@ struct CudaError : std::runtime_error {
 
 }  // namespace pp
 
-#define PP_CUDA_CHECK(expr)                                                          \
-  do {                                                                               \
-    cudaError_t pp_err_ = (expr);                                                    \
+#define PP_CUDA_CHECK(expr)                                                               \
+  do {                                                                                    \
+    cudaError_t pp_err_ = (expr);                                                         \
     if (pp_err_ != cudaSuccess) ::pp::throwCudaError(pp_err_, #expr, __FILE__, __LINE__); \
   } while (0)
 

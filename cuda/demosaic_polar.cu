@@ -1,5 +1,5 @@
-#include "cuda/demosaic_polar.cuh"
 #include <type_traits>
+#include "cuda/demosaic_polar.cuh"
 
 #include "cuda/cuda_check.hpp"
 
@@ -10,14 +10,14 @@ namespace {
 // What the four angle values of one mono pixel give, computed as the CPU reference computes them
 // (stokes(), storePolarization()): S0 in the input's range, S1, S2, and DoLP, AoLP and the visual
 // when `polarization` (any of the three planes) is wanted.
-template <class T>
-struct MonoStokes {
+template <class T> struct MonoStokes {
   T s0;
   float s1, s2, dolp = 0.f, aolp = 0.f;
   uint8_t visual[3] = {};
   __device__ __forceinline__ MonoStokes(const int (&v)[4], bool polarization, bool visualWanted, float maxv) {
     s0 = static_cast<T>((v[0] + v[1] + v[2] + v[3] + 2) >> 2);
-    Stokes st = stokes(static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2]), static_cast<float>(v[3]));
+    Stokes st =
+        stokes(static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2]), static_cast<float>(v[3]));
     s1 = st.s1, s2 = st.s2;
     if (!polarization) return;
     dolp = pp::polar::dolp(st), aolp = pp::polar::aolp(st);
@@ -69,7 +69,9 @@ struct BytePair {
 // Two positions of wider raw: plain ints.
 struct WidePair {
   int a, b;
-  static __device__ __forceinline__ WidePair fromWord(uint32_t w) { return {static_cast<int>(w & 0xffffu), static_cast<int>(w >> 16)}; }
+  static __device__ __forceinline__ WidePair fromWord(uint32_t w) {
+    return {static_cast<int>(w & 0xffffu), static_cast<int>(w >> 16)};
+  }
   __device__ __forceinline__ WidePair operator+(WidePair o) const { return {a + o.a, b + o.b}; }
   __device__ __forceinline__ WidePair operator*(int k) const { return {a * k, b * k}; }
   static __device__ __forceinline__ WidePair mhc(WidePair plus, WidePair minus, int maxv) {
@@ -93,14 +95,15 @@ __device__ __forceinline__ void storeChunk(uint8_t, uint32_t* dst, uint4 v) {
 __device__ __forceinline__ void storeChunk(uint16_t, uint32_t* dst, uint4 v) { *reinterpret_cast<uint4*>(dst) = v; }
 
 // Bytes of a packed format's chunk of four pixel pairs (8 samples): 12, or 10 for Mono10p.
-__host__ __device__ __forceinline__ int packedChunkBytes(RawFormat f) { return 8 / packedGroupPixels(f) * packedGroupBytes(f); }
+__host__ __device__ __forceinline__ int packedChunkBytes(RawFormat f) {
+  return 8 / packedGroupPixels(f) * packedGroupBytes(f);
+}
 
 // A packed chunk (four pixel pairs) as four tile words, each pair's samples in the two 16-bit lanes.
 // Chunks start a multiple of 4 pairs into 4-byte aligned rows (tile columns start at multiples of
 // 8 pairs): 12-byte chunks are 4-byte aligned, three 4-byte loads; Mono10p's 10 bytes are 2-byte
 // aligned, five 2-byte loads.
-template <RawFormat F>
-__device__ __forceinline__ uint4 unpackChunk(const uint8_t* p) {
+template <RawFormat F> __device__ __forceinline__ uint4 unpackChunk(const uint8_t* p) {
   if constexpr (F == RawFormat::mono10p) {  // an 80-bit stream, 10 bits a sample, lowest first
     const auto* h = reinterpret_cast<const uint16_t*>(p);
     uint64_t lo = h[0] | uint64_t{h[1]} << 16 | uint64_t{h[2]} << 32 | uint64_t{h[3]} << 48;
@@ -137,19 +140,23 @@ __device__ __forceinline__ uint4 unpackChunk(RawFormat f, const uint8_t* p) {
 // One thread's chunk column of the tile: a chunk (16 raw bytes, or a packed chunk of format F,
 // unpacked) from every kRowsApart-th tile row from firstRow, at `byte` into each source row.
 template <class T, RawFormat F, int kPerChunk, int kRowsApart, class SourceRow>
-__device__ __forceinline__ void copyChunks(Tile& tile, const ImageView<const uint8_t>& raw, const SourceRow& sourceRow, int firstRow, int chunk, int byte) {
+__device__ __forceinline__ void copyChunks(Tile& tile, const ImageView<const uint8_t>& raw, const SourceRow& sourceRow,
+                                           int firstRow, int chunk, int byte) {
   constexpr int kPasses = (kRawTileH + kRowsApart - 1) / kRowsApart;
   uint4 v[kPasses];
 #pragma unroll
   for (int i = 0; i < kPasses; ++i)
     if (firstRow + i * kRowsApart < kRawTileH) {
       const uint8_t* at = raw.row(sourceRow(firstRow + i * kRowsApart)) + byte;
-      if constexpr (isPacked(F)) v[i] = unpackChunk<F>(at);
-      else v[i] = *reinterpret_cast<const uint4*>(at);
+      if constexpr (isPacked(F))
+        v[i] = unpackChunk<F>(at);
+      else
+        v[i] = *reinterpret_cast<const uint4*>(at);
     }
 #pragma unroll
   for (int i = 0; i < kPasses; ++i)
-    if (firstRow + i * kRowsApart < kRawTileH) storeChunk(T{}, tileAt(tile, firstRow + i * kRowsApart, kPerChunk * chunk), v[i]);
+    if (firstRow + i * kRowsApart < kRawTileH)
+      storeChunk(T{}, tileAt(tile, firstRow + i * kRowsApart, kPerChunk * chunk), v[i]);
 }
 
 // Loads the block's tile. Sub-image coordinates are reflected at the borders, so every angle
@@ -157,30 +164,44 @@ __device__ __forceinline__ void copyChunks(Tile& tile, const ImageView<const uin
 // packed bytes, unpacked) from their (reflected) source rows; only the window columns that no whole
 // chunk inside the row covers are read sample by sample (border blocks reading every sample that
 // way dominated the time).
-template <class T>
-__device__ __forceinline__ void loadTile(Tile& tile, const Settings& s, const ImageView<const uint8_t>& raw, int x0, int y0,
-                                         int subW, int subH) {
+template <class T> __device__ __forceinline__ void loadTile(Tile& tile, const Settings& s,
+                                                            const ImageView<const uint8_t>& raw, int x0, int y0,
+                                                            int subW, int subH) {
   int tid = threadIdx.y * kThreadsX + threadIdx.x;
   auto sourceRow = [&](int ty) { return 2 * tileSource(y0 - 2 + ty / 2, subH) + (ty & 1); };
   int first = x0 - kTileLead;  // the sub-image column of tile column 0
-  int leftEnd = kWindowEnd, rightBegin = kWindowEnd, rightEnd = kWindowEnd;  // columns read sample by sample: [kWindowBegin, leftEnd), [rightBegin, rightEnd)
+  int leftEnd = kWindowEnd, rightBegin = kWindowEnd,
+      rightEnd = kWindowEnd;  // columns read sample by sample: [kWindowBegin, leftEnd), [rightBegin, rightEnd)
   // Packed formats (16-bit samples in the tile): chunks of 10 or 12 packed bytes, unpacked into the same 4 words.
   bool packed = isPacked(s.format);
   if (packed ? raw.rowsAligned(4) : raw.rowsAligned(16)) {
     // A thread copies one chunk column of every kRowsApart-th row: the divisions once, the loads together.
-    constexpr int kPerChunk = 8 / static_cast<int>(sizeof(T)), kChunks = kTileWords / kPerChunk, kRowsApart = kThreads / kChunks;
-    int chunkBytes = packed ? packedChunkBytes(s.format) : 16, rowBytes = subW * chunkBytes / kPerChunk;  // subW is even for every packing
+    constexpr int kPerChunk = 8 / static_cast<int>(sizeof(T)), kChunks = kTileWords / kPerChunk,
+                  kRowsApart = kThreads / kChunks;
+    int chunkBytes = packed ? packedChunkBytes(s.format) : 16,
+        rowBytes = subW * chunkBytes / kPerChunk;  // subW is even for every packing
     if (tid < kRowsApart * kChunks) {
       int chunk = tid % kChunks, firstRow = tid / kChunks, byte = (first + kPerChunk * chunk) * chunkBytes / kPerChunk;
       if (byte >= 0 && byte + chunkBytes <= rowBytes) {
         // One copy loop per packing, chosen once, so each keeps its own registers.
         if constexpr (sizeof(T) == 2) {
           switch (s.format) {
-            case RawFormat::mono10p: copyChunks<T, RawFormat::mono10p, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte); break;
-            case RawFormat::mono12p: copyChunks<T, RawFormat::mono12p, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte); break;
-            case RawFormat::mono10packed: copyChunks<T, RawFormat::mono10packed, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte); break;
-            case RawFormat::mono12packed: copyChunks<T, RawFormat::mono12packed, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte); break;
-            default: copyChunks<T, RawFormat::mono16, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte);
+            case RawFormat::mono10p:
+              copyChunks<T, RawFormat::mono10p, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte);
+              break;
+            case RawFormat::mono12p:
+              copyChunks<T, RawFormat::mono12p, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte);
+              break;
+            case RawFormat::mono10packed:
+              copyChunks<T, RawFormat::mono10packed, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk,
+                                                                            byte);
+              break;
+            case RawFormat::mono12packed:
+              copyChunks<T, RawFormat::mono12packed, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk,
+                                                                            byte);
+              break;
+            default:
+              copyChunks<T, RawFormat::mono16, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte);
           }
         } else {
           copyChunks<T, RawFormat::mono8, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte);
@@ -195,9 +216,11 @@ __device__ __forceinline__ void loadTile(Tile& tile, const Settings& s, const Im
   }
   int left = leftEnd - kWindowBegin, columns = left + rightEnd - rightBegin;
   for (int i = tid; i < columns * kRawTileH; i += kThreads) {
-    int ty = i / columns, j = i - ty * columns, k = j < left ? kWindowBegin + j : rightBegin + j - left, rawRow = sourceRow(ty);
+    int ty = i / columns, j = i - ty * columns, k = j < left ? kWindowBegin + j : rightBegin + j - left,
+        rawRow = sourceRow(ty);
     int x = 2 * tileSource(first + k, subW);
-    *tileAt(tile, ty, k) = static_cast<uint32_t>(rawSample(raw, s.format, x, rawRow)) | static_cast<uint32_t>(rawSample(raw, s.format, x + 1, rawRow)) << 16;
+    *tileAt(tile, ty, k) = static_cast<uint32_t>(rawSample(raw, s.format, x, rawRow)) |
+                           static_cast<uint32_t>(rawSample(raw, s.format, x + 1, rawRow)) << 16;
   }
 }
 
@@ -210,7 +233,8 @@ __device__ __forceinline__ void loadWindow(const uint32_t* origin, Pair (&window
   for (int r = 0; r < 6; ++r) {
     const uint32_t* at = origin + (r - 2) * kTileWords;
     uint4 own = *reinterpret_cast<const uint4*>(at);
-    window[r][2] = Pair::fromWord(own.x), window[r][3] = Pair::fromWord(own.y), window[r][4] = Pair::fromWord(own.z), window[r][5] = Pair::fromWord(own.w);
+    window[r][2] = Pair::fromWord(own.x), window[r][3] = Pair::fromWord(own.y), window[r][4] = Pair::fromWord(own.z),
+    window[r][5] = Pair::fromWord(own.w);
     if (r == 1 || r == 4) {
       window[r][1] = Pair::fromWord(at[-1]), window[r][6] = Pair::fromWord(at[kSpanX]);
     } else if (r == 2 || r == 3) {
@@ -253,7 +277,8 @@ __device__ __forceinline__ void stagePiece(uint8_t* first, uint8_t* second, cons
 #pragma unroll
   for (int k = 0; k < 3; ++k) {  // samples 4k .. 4k + 3 of the piece
     auto sample = [&](int i) { return rgb[(4 * k + i) / 3][(4 * k + i) % 3].v; };
-    uint32_t low = __byte_perm(sample(0), sample(1), 0x6240), high = __byte_perm(sample(2), sample(3), 0x6240);  // lane 0, lane 1, lane 0, lane 1 bytes
+    uint32_t low = __byte_perm(sample(0), sample(1), 0x6240),
+             high = __byte_perm(sample(2), sample(3), 0x6240);  // lane 0, lane 1, lane 0, lane 1 bytes
     reinterpret_cast<uint32_t*>(first)[k] = __byte_perm(low, high, 0x5410);
     reinterpret_cast<uint32_t*>(second)[k] = __byte_perm(low, high, 0x7632);
   }
@@ -262,8 +287,10 @@ __device__ __forceinline__ void stagePiece(uint16_t* first, uint16_t* second, co
 #pragma unroll
   for (int k = 0; k < 3; ++k) {  // 8-byte stores
     auto sample = [&](int i) { return rgb[(4 * k + i) / 3][(4 * k + i) % 3]; };
-    *reinterpret_cast<uint2*>(first + 4 * k) = make_uint2(sample(0).a | sample(1).a << 16, sample(2).a | sample(3).a << 16);
-    *reinterpret_cast<uint2*>(second + 4 * k) = make_uint2(sample(0).b | sample(1).b << 16, sample(2).b | sample(3).b << 16);
+    *reinterpret_cast<uint2*>(first + 4 * k) =
+        make_uint2(sample(0).a | sample(1).a << 16, sample(2).a | sample(3).a << 16);
+    *reinterpret_cast<uint2*>(second + 4 * k) =
+        make_uint2(sample(0).b | sample(1).b << 16, sample(2).b | sample(3).b << 16);
   }
 }
 
@@ -272,20 +299,22 @@ __device__ __forceinline__ void stagePiece(uint16_t* first, uint16_t* second, co
 // in the tile rows of their polarizer row once its windows are read (so a block needs 13.5 KB of
 // shared memory and ten fit an SM, enough for the whole grid at once); 16-bit rows do not, and
 // have their own.
-template <class T>
-struct Staging {
+template <class T> struct Staging {
   static constexpr bool kInTile = sizeof(T) == 1;
   static constexpr int kPlane = kTileH * kTileW * 3;  // samples
   T* base;
   int regionStride;  // samples
-  __device__ __forceinline__ T* row(int plane, int y) const { return base + (plane >> 1) * regionStride + (plane & 1) * kPlane + y * kTileW * 3; }
+  __device__ __forceinline__ T* row(int plane, int y) const {
+    return base + (plane >> 1) * regionStride + (plane & 1) * kPlane + y * kTileW * 3;
+  }
 };
 
 // Writes the block's staged RGB rows: 16-byte chunks to planes whose rows are 16-byte aligned
 // (x0 * 3 samples is a multiple of 384), sample by sample where a plane's rows are not or a chunk
 // runs past the image's right edge.
-template <class T>
-__device__ __forceinline__ void storeStaged(const Staging<T>& staged, const ImageView<T> (&planes)[4], int x0, int y0, int subW, int subH) {
+template <class T> __device__ __forceinline__ void storeStaged(const Staging<T>& staged,
+                                                               const ImageView<T> (&planes)[4], int x0, int y0,
+                                                               int subW, int subH) {
   constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T)), kChunks = kTileW * 3 / kPerChunk;  // per row
   int tid = threadIdx.y * kThreadsX + threadIdx.x, rows = min(kTileH, subH - y0), samples = min(kTileW, subW - x0) * 3;
   bool aligned[4];
@@ -312,10 +341,7 @@ __device__ __forceinline__ void storeStaged(const Staging<T>& staged, const Imag
 }
 
 // N samples as one aligned load or store.
-template <class V, int N>
-struct alignas(N * sizeof(V)) Vector {
-  V v[N];
-};
+template <class V, int N> struct alignas(N * sizeof(V)) Vector { V v[N]; };
 
 // Writes the first `count` of N consecutive samples of a row of `plane` from (x, y): Piece samples
 // a store when all N are wanted and the rows allow it (callers keep x * channels a multiple of
@@ -344,9 +370,9 @@ __device__ __forceinline__ void storeRun(const ImageView<V>& plane, int x, int y
 // positions' staged RGB values (so the MHC's registers are free by then), computed as stokes() and
 // storePolarization() compute them, each plane kSpanX pixels a store when it can. DoLP, AoLP and
 // the visual are made a pixel at a time: four pixels' worth at once took 96 registers.
-template <class T>
-__device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const PositionWeights& weights, const Staging<T>& staged, int sy, int sx, int x, int y,
-                                               int count, int maxv) {
+template <class T> __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const PositionWeights& weights,
+                                                                  const Staging<T>& staged, int sy, int sx, int x,
+                                                                  int y, int count, int maxv) {
   constexpr int kSamples = 3 * kSpanX;
   struct Sums {
     int sum, s1, s2;  // of the four positions; S1 and S2 exact differences
@@ -388,12 +414,13 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Posit
     for (int c = 0; c < 3; ++c) {
       Sums st = sumsAt(3 * qx + c);
       float w = lumaWeight(c);
-      luma.s0 += w * (static_cast<float>(st.sum) * 0.5f), luma.s1 += w * static_cast<float>(st.s1), luma.s2 += w * static_cast<float>(st.s2);
+      luma.s0 += w * (static_cast<float>(st.sum) * 0.5f), luma.s1 += w * static_cast<float>(st.s1),
+          luma.s2 += w * static_cast<float>(st.s2);
     }
     float d = dolp(luma), a = aolp(luma);
     uint8_t visual[3] = {};
     if (out.aolpVisual.data) aolpVisual(a, d, luma.s0 * 0.5f / static_cast<float>(maxv), visual);
-    // Shifted in from the end (the loop is not unrolled, so no array is indexed by qx).
+      // Shifted in from the end (the loop is not unrolled, so no array is indexed by qx).
 #pragma unroll
     for (int i = 0; i + 1 < kSpanX; ++i) dolpRow[i] = dolpRow[i + 1], aolpRow[i] = aolpRow[i + 1];
 #pragma unroll
@@ -421,18 +448,20 @@ constexpr int kAngleBlocksPerSm = 10;
 #endif
 
 template <int C00, int C10, int C01, int C11, bool Stokes, class T>
-__global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? kAngleBlocksPerSm : 1) demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
-                                                            PositionWeights weights) {
+__global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? kAngleBlocksPerSm : 1)
+    demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
+                   PositionWeights weights) {
   using Pair = PairOf<T>;
   __shared__ __align__(16) Tile tile;
   __shared__ __align__(16) T wideStaging[Staging<T>::kInTile ? 16 : 4 * Staging<T>::kPlane];
-  Staging<T> staged = Staging<T>::kInTile ? Staging<T>{reinterpret_cast<T*>(tile), static_cast<int>(sizeof(tile[0]) / sizeof(T))}
-                                          : Staging<T>{wideStaging, 2 * Staging<T>::kPlane};
+  Staging<T> staged = Staging<T>::kInTile
+                          ? Staging<T>{reinterpret_cast<T*>(tile), static_cast<int>(sizeof(tile[0]) / sizeof(T))}
+                          : Staging<T>{wideStaging, 2 * Staging<T>::kPlane};
   int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
   loadTile<T>(tile, s, raw, x0, y0, subW, subH);
   __syncthreads();
   int x = x0 + kSpanX * threadIdx.x, y = y0 + 2 * threadIdx.y;  // the thread's first pixel
-  int count = y < subH ? min(kSpanX, subW - x) : 0;             // its pixels a row inside the image (sub-image sizes are even)
+  int count = y < subH ? min(kSpanX, subW - x) : 0;  // its pixels a row inside the image (sub-image sizes are even)
   int maxv = sizeof(T) == 1 ? 255 : maxValue(s.format);
 #pragma unroll
   for (int row = 0; row < 2; ++row) {  // polarizer row: positions 2 * row (lane 0) and 2 * row + 1 (lane 1)
@@ -463,15 +492,19 @@ __global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? kAn
   if constexpr (Stokes)
     if (count > 0)
 #pragma unroll
-      for (int qy = 0; qy < 2; ++qy) storeStokesRow(out, weights, staged, 2 * threadIdx.y + qy, kSpanX * 3 * threadIdx.x, x, y + qy, count, maxv);
+      for (int qy = 0; qy < 2; ++qy)
+        storeStokesRow(out, weights, staged, 2 * threadIdx.y + qy, kSpanX * 3 * threadIdx.x, x, y + qy, count, maxv);
 }
 
 template <int C00, int C10, int C01, int C11, class T>
-void launchColour(const Settings& s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out, const PositionWeights& w, cudaStream_t stream) {
+void launchColour(const Settings& s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
+                  const PositionWeights& w, cudaStream_t stream) {
   dim3 block(kThreadsX, kThreadsY), grid((subW + kTileW - 1) / kTileW, (subH + kTileH - 1) / kTileH);
   bool stokes = out.s0.data || out.s1.data || out.s2.data || out.dolp.data || out.aolp.data || out.aolpVisual.data;
-  if (stokes) demosaicColour<C00, C10, C01, C11, true, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
-  else demosaicColour<C00, C10, C01, C11, false, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
+  if (stokes)
+    demosaicColour<C00, C10, C01, C11, true, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
+  else
+    demosaicColour<C00, C10, C01, C11, false, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
 }
 
 // Mono, half resolution: a thread per four super-pixels side by side, so that 8 and 16-bit raw
@@ -479,8 +512,8 @@ void launchColour(const Settings& s, ImageView<const uint8_t> raw, int subW, int
 // pixels at a time (faster than one or eight a thread). A row's last group may be partial.
 constexpr int kMonoGroup = 4;
 
-template <class T>
-__global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int outW, int outH, Planes<T> out, bool vectorRaw) {
+template <class T> __global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int outW, int outH,
+                                                    Planes<T> out, bool vectorRaw) {
   int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * kMonoGroup, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x0 >= outW || y >= outH) return;
   bool whole = x0 + kMonoGroup <= outW;
@@ -495,14 +528,17 @@ __global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int o
       uint4 v = unpackChunk(s.format, raw.row(2 * y + r) + x0 / 4 * packedChunkBytes(s.format));
       uint32_t words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-      for (int i = 0; i < kMonoGroup; ++i) sample[r][2 * i] = static_cast<int>(words[i] & 0xFFFFu), sample[r][2 * i + 1] = static_cast<int>(words[i] >> 16);
+      for (int i = 0; i < kMonoGroup; ++i)
+        sample[r][2 * i] = static_cast<int>(words[i] & 0xFFFFu),
+                      sample[r][2 * i + 1] = static_cast<int>(words[i] >> 16);
     } else if (whole && vectorRaw) {
       auto v = *reinterpret_cast<const Vector<uint16_t, 2 * kMonoGroup>*>(raw.row(2 * y + r) + 4 * x0);
 #pragma unroll
       for (int i = 0; i < 2 * kMonoGroup; ++i) sample[r][i] = v.v[i];
     } else {
 #pragma unroll
-      for (int i = 0; i < 2 * kMonoGroup; ++i) sample[r][i] = x0 + i / 2 < outW ? rawSample(raw, s.format, 2 * x0 + i, 2 * y + r) : 0;
+      for (int i = 0; i < 2 * kMonoGroup; ++i)
+        sample[r][i] = x0 + i / 2 < outW ? rawSample(raw, s.format, 2 * x0 + i, 2 * y + r) : 0;
     }
   }
   int count = min(kMonoGroup, outW - x0);
@@ -514,7 +550,8 @@ __global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int o
   uint8_t visual[3 * kMonoGroup];
 #pragma unroll
   for (int i = 0; i < kMonoGroup; ++i) {
-    int p0 = sample[0][2 * i], p1 = sample[0][2 * i + 1], p2 = sample[1][2 * i], p3 = sample[1][2 * i + 1];  // block positions, row-major
+    int p0 = sample[0][2 * i], p1 = sample[0][2 * i + 1], p2 = sample[1][2 * i],
+        p3 = sample[1][2 * i + 1];  // block positions, row-major
     int value[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k) {  // selects, not an array indexed at run time (local memory)
@@ -552,12 +589,15 @@ __global__ void demosaicMonoFull(Settings s, ImageView<const uint8_t> raw, int o
     int xa = sx >> 1, ya = sy >> 1;
     int xb = (sx & 1) ? xa + 1 : xa, yb = (sy & 1) ? ya + 1 : ya;
     int n = (xb != xa ? 2 : 1) * (yb != ya ? 2 : 1);
-    auto at = [&](int sxi, int syi) { return rawSample(raw, s.format, 2 * reflect101(sxi, subW) + ox, 2 * reflect101(syi, subH) + oy); };
+    auto at = [&](int sxi, int syi) {
+      return rawSample(raw, s.format, 2 * reflect101(sxi, subW) + ox, 2 * reflect101(syi, subH) + oy);
+    };
     int sum = at(xa, ya) + (xb != xa ? at(xb, ya) : 0) + (yb != ya ? at(xa, yb) : 0) + (n == 4 ? at(xb, yb) : 0);
     value[k] = (sum + n / 2) / n;
     if (out.angle[k].data) out.angle[k].at(x, y) = static_cast<T>(value[k]);
   }
-  MonoStokes<T> d(value, out.dolp.data || out.aolp.data || out.aolpVisual.data, out.aolpVisual.data, static_cast<float>(maxValue(s.format)));
+  MonoStokes<T> d(value, out.dolp.data || out.aolp.data || out.aolpVisual.data, out.aolpVisual.data,
+                  static_cast<float>(maxValue(s.format)));
   if (out.s0.data) out.s0.at(x, y) = d.s0;
   if (out.s1.data) out.s1.at(x, y) = d.s1;
   if (out.s2.data) out.s2.at(x, y) = d.s2;
@@ -569,8 +609,8 @@ __global__ void demosaicMonoFull(Settings s, ImageView<const uint8_t> raw, int o
 
 }  // namespace
 
-template <class T>
-void launchDemosaic(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, const Planes<T>& out, cudaStream_t stream) {
+template <class T> void launchDemosaic(const Settings& s, ImageView<const uint8_t> raw, int rawWidth,
+                                       const Planes<T>& out, cudaStream_t stream) {
   if (s.mosaic == Mosaic::rggb) {
     int subW = rawWidth / 2, subH = raw.height / 2;
     // The kernel works in block positions: angle planes and Stokes weights reordered to them.
@@ -583,10 +623,14 @@ void launchDemosaic(const Settings& s, ImageView<const uint8_t> raw, int rawWidt
       w.s2[position] = k == 1 ? 1 : k == 3 ? -1 : 0;
     }
     const uint8_t* c = s.layout.colourAt;
-    if (c[0] == R) launchColour<R, G, G, B>(s, raw, subW, subH, byPosition, w, stream);
-    else if (c[0] == B) launchColour<B, G, G, R>(s, raw, subW, subH, byPosition, w, stream);
-    else if (c[1] == R) launchColour<G, R, B, G>(s, raw, subW, subH, byPosition, w, stream);
-    else launchColour<G, B, R, G>(s, raw, subW, subH, byPosition, w, stream);
+    if (c[0] == R)
+      launchColour<R, G, G, B>(s, raw, subW, subH, byPosition, w, stream);
+    else if (c[0] == B)
+      launchColour<B, G, G, R>(s, raw, subW, subH, byPosition, w, stream);
+    else if (c[1] == R)
+      launchColour<G, R, B, G>(s, raw, subW, subH, byPosition, w, stream);
+    else
+      launchColour<G, B, R, G>(s, raw, subW, subH, byPosition, w, stream);
   } else {
     int outW = s.fullResolution ? rawWidth : rawWidth / 2, outH = s.fullResolution ? raw.height : raw.height / 2;
     dim3 block(32, 8), grid((outW + 31) / 32, (outH + 7) / 8);
@@ -595,7 +639,8 @@ void launchDemosaic(const Settings& s, ImageView<const uint8_t> raw, int rawWidt
     } else {
       // A group's raw run: 8 bytes (mono8), 16 (16-bit samples), or a packed chunk (10 or 12 bytes
       // at a multiple of its size: 2 or 4-byte aligned in 4-byte aligned rows).
-      bool vectorRaw = isPacked(s.format) ? raw.rowsAligned(4) : raw.rowsAligned(2 * kMonoGroup * (s.format == RawFormat::mono8 ? 1 : 2));
+      bool vectorRaw = isPacked(s.format) ? raw.rowsAligned(4)
+                                          : raw.rowsAligned(2 * kMonoGroup * (s.format == RawFormat::mono8 ? 1 : 2));
       dim3 groups((outW + 32 * kMonoGroup - 1) / (32 * kMonoGroup), (outH + 7) / 8);
       demosaicMonoHalf<T><<<groups, block, 0, stream>>>(s, raw, outW, outH, out, vectorRaw);
     }
@@ -603,7 +648,9 @@ void launchDemosaic(const Settings& s, ImageView<const uint8_t> raw, int rawWidt
   PP_CUDA_CHECK_LAUNCH();
 }
 
-template void launchDemosaic<uint8_t>(const Settings&, ImageView<const uint8_t>, int, const Planes<uint8_t>&, cudaStream_t);
-template void launchDemosaic<uint16_t>(const Settings&, ImageView<const uint8_t>, int, const Planes<uint16_t>&, cudaStream_t);
+template void launchDemosaic<uint8_t>(const Settings&, ImageView<const uint8_t>, int, const Planes<uint8_t>&,
+                                      cudaStream_t);
+template void launchDemosaic<uint16_t>(const Settings&, ImageView<const uint8_t>, int, const Planes<uint16_t>&,
+                                       cudaStream_t);
 
 }  // namespace pp::polar

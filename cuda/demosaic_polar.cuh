@@ -7,7 +7,7 @@
 
 namespace pp::polar {
 
-template <class T>
-void launchDemosaic(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, const Planes<T>& out, cudaStream_t stream);
+template <class T> void launchDemosaic(const Settings& s, ImageView<const uint8_t> raw, int rawWidth,
+                                       const Planes<T>& out, cudaStream_t stream);
 
 }  // namespace pp::polar

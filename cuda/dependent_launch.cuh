@@ -27,8 +27,9 @@ __device__ __forceinline__ void waitForPreviousKernel() {
 
 // `kernel` on `stream`, launched as the kernel before it there finishes (see above). After a copy,
 // a memset or an event the launch is an ordinary one.
-template <class... Params, class... Args>
-void launchDependent(void (*kernel)(Params...), dim3 grid, dim3 block, size_t sharedBytes, cudaStream_t stream, Args&&... args) {
+template <class... Params, class... Args> void launchDependent(void (*kernel)(Params...), dim3 grid, dim3 block,
+                                                               size_t sharedBytes, cudaStream_t stream,
+                                                               Args&&... args) {
 #if CUDART_VERSION >= 12000
   if (deviceAttribute(cudaDevAttrComputeCapabilityMajor) >= 9) {
     cudaLaunchAttribute overlap{};

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "cuda/cuda_check.hpp"
 #include "cuda/dof_gather.cuh"
 #include "cuda/shared_memory.cuh"
-#include "cuda/cuda_check.hpp"
 
 namespace pp::dof {
 
@@ -31,7 +31,8 @@ __device__ __forceinline__ int planeIndex(int v, const DepthPlane& p) {
   return p.larger ? v * p.scale : v / p.scale;
 }
 __device__ __forceinline__ float depthIn(const uint8_t* planeRow, int sx, const DepthPlane& p) {
-  float v = p.u16 ? stereo::disparityPixels(reinterpret_cast<const uint16_t*>(planeRow)[sx]) : reinterpret_cast<const float*>(planeRow)[sx];
+  float v = p.u16 ? stereo::disparityPixels(reinterpret_cast<const uint16_t*>(planeRow)[sx])
+                  : reinterpret_cast<const float*>(planeRow)[sx];
   if (p.disparity) v = v > 0 ? p.baselineFocal / v : INFINITY;
   return v;
 }
@@ -57,7 +58,8 @@ template <int C> struct Sums {
 
 // One tap with the weights (w0, w1) of its two radii, unless it lies in front of the pixel's band
 // (a select, not a branch: no divergence).
-template <int C> __device__ __forceinline__ void gatherTap(Sums<C>& s, const float4& q, float w0, float w1, float edge) {
+template <int C>
+__device__ __forceinline__ void gatherTap(Sums<C>& s, const float4& q, float w0, float w1, float edge) {
   bool keep = q.w >= edge;
   w0 = keep ? w0 : 0.f, w1 = keep ? w1 : 0.f;
   s.num0[0] += w0 * q.x, s.num1[0] += w1 * q.x;
@@ -70,8 +72,9 @@ template <int C> __device__ __forceinline__ void gatherTap(Sums<C>& s, const flo
 
 // The taps of tile rows `above` and `below` (kTwoRows; else the centre row alone), with their row
 // weights wy, out to dx = +-reach.
-template <int C, bool kTwoRows>
-__device__ __forceinline__ void gatherRow(Sums<C>& s, const float4* above, const float4* below, const float2* taps, float2 wy, int reach, float edge) {
+template <int C, bool kTwoRows> __device__ __forceinline__ void gatherRow(Sums<C>& s, const float4* above,
+                                                                          const float4* below, const float2* taps,
+                                                                          float2 wy, int reach, float edge) {
   float w0 = wy.x * taps[0].x, w1 = wy.y * taps[0].y;
   gatherTap<C>(s, above[0], w0, w1, edge);
   if (kTwoRows) gatherTap<C>(s, below[0], w0, w1, edge);
@@ -89,8 +92,9 @@ __device__ __forceinline__ void gatherRow(Sums<C>& s, const float4* above, const
 
 // The taps of tile rows `above` and `below` when none is masked: the two radii's weights, already
 // divided by their sums and mixed, make one weight (a, b scale this row's pair).
-template <int C, bool kTwoRows>
-__device__ __forceinline__ void gatherOpenRow(float (&num)[C], const float4* above, const float4* below, const float2* taps, float a, float b, int reach) {
+template <int C, bool kTwoRows> __device__ __forceinline__ void gatherOpenRow(float (&num)[C], const float4* above,
+                                                                              const float4* below, const float2* taps,
+                                                                              float a, float b, int reach) {
   // The two taps at +-dx share a weight: their sum is multiplied once.
   auto add = [&](float w, const float4& q, const float4& p) {
     num[0] += w * (q.x + p.x);
@@ -114,8 +118,8 @@ __device__ __forceinline__ void gatherOpenRow(float (&num)[C], const float4* abo
 // Shared tile: the block's pixels and a halo of rMax (replicated at the borders), RGB as floats in
 // .xyz and depth in .w (invalid depth as +inf, so "at or behind" is one comparison). Five blocks an
 // SM (48 registers): at four, the open gather's gain was gone.
-template <int C>
-__global__ void __launch_bounds__(kBlockX * kBlockY, 5) gather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out, GatherSettings s) {
+template <int C> __global__ void __launch_bounds__(kBlockX* kBlockY, 5)
+    gather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out, GatherSettings s) {
   extern __shared__ float4 tile[];
   int halo = s.rMax, tileW = kBlockX + 2 * halo, tileH = kBlockY + 2 * halo;
   // After the tile: the radius pairs 0..rMax, the last one paired with itself.
@@ -154,7 +158,8 @@ __global__ void __launch_bounds__(kBlockX * kBlockY, 5) gather(ImageView<const u
   // The tile's nearest depth: a warp whose pixels' band edges are all at or in front of it masks
   // no tap, and takes the open gather (about 7 instructions a tap instead of 12).
   __shared__ float warpNearest[kBlockY];
-  for (int offset = 16; offset > 0; offset /= 2) nearestInTile = fminf(nearestInTile, __shfl_xor_sync(0xffffffffu, nearestInTile, offset));
+  for (int offset = 16; offset > 0; offset /= 2)
+    nearestInTile = fminf(nearestInTile, __shfl_xor_sync(0xffffffffu, nearestInTile, offset));
   if (threadIdx.x == 0) warpNearest[threadIdx.y] = nearestInTile;
   __syncthreads();
 #pragma unroll
@@ -174,7 +179,9 @@ __global__ void __launch_bounds__(kBlockX * kBlockY, 5) gather(ImageView<const u
   if (__all_sync(0xffffffffu, !inside || nearestInTile >= edge)) {
     float num[C] = {}, a = (1.f - t) / gRadiusWeight[r0], b = t / gRadiusWeight[r1];
     gatherOpenRow<C, false>(num, centre, centre, taps, a * taps[0].x, b * taps[0].y, reach);
-    for (int dy = 1; dy <= reach; ++dy) gatherOpenRow<C, true>(num, centre - dy * tileW, centre + dy * tileW, taps, a * taps[dy].x, b * taps[dy].y, reach);
+    for (int dy = 1; dy <= reach; ++dy)
+      gatherOpenRow<C, true>(num, centre - dy * tileW, centre + dy * tileW, taps, a * taps[dy].x, b * taps[dy].y,
+                             reach);
     if (inside)
       for (int c = 0; c < C; ++c) out.at(x, y, c) = toByte(num[c]);
     return;
@@ -184,20 +191,25 @@ __global__ void __launch_bounds__(kBlockX * kBlockY, 5) gather(ImageView<const u
   // radii read different addresses at once (constant memory would serialize them). The Gaussians
   // are symmetric: one weight serves the taps at (+-dx, +-dy), so it is made and read once for four.
   gatherRow<C, false>(sums, centre, centre, taps, taps[0], reach, edge);
-  for (int dy = 1; dy <= reach; ++dy) gatherRow<C, true>(sums, centre - dy * tileW, centre + dy * tileW, taps, taps[dy], reach, edge);
+  for (int dy = 1; dy <= reach; ++dy)
+    gatherRow<C, true>(sums, centre - dy * tileW, centre + dy * tileW, taps, taps[dy], reach, edge);
   if (!inside) return;
 #pragma unroll
-  for (int c = 0; c < C; ++c) out.at(x, y, c) = toByte((1.f - t) * (sums.num0[c] / sums.den0) + t * (sums.num1[c] / sums.den1));
+  for (int c = 0; c < C; ++c)
+    out.at(x, y, c) = toByte((1.f - t) * (sums.num0[c] / sums.den0) + t * (sums.num1[c] / sums.den1));
 }
 
 }  // namespace
 
 void uploadRadiusTaps(const float* taps, int count) {
-  if (count != kTapsTable) throw std::invalid_argument("dof: the radius taps table holds " + std::to_string(kTapsTable) + " values, got " + std::to_string(count));
+  if (count != kTapsTable)
+    throw std::invalid_argument("dof: the radius taps table holds " + std::to_string(kTapsTable) + " values, got " +
+                                std::to_string(count));
   std::vector<float2> pairs((kMaxGatherRadius + 1) * kTapRow);
   auto tap = [&](int r, int d) { return std::abs(d) <= r ? taps[r * r + d + r] : 0.f; };
   for (int r = 0; r <= kMaxGatherRadius; ++r)
-    for (int d = -kMaxGatherRadius; d <= kMaxGatherRadius; ++d) pairs[r * kTapRow + d + kMaxGatherRadius] = make_float2(tap(r, d), tap(std::min(r + 1, kMaxGatherRadius), d));
+    for (int d = -kMaxGatherRadius; d <= kMaxGatherRadius; ++d)
+      pairs[r * kTapRow + d + kMaxGatherRadius] = make_float2(tap(r, d), tap(std::min(r + 1, kMaxGatherRadius), d));
   PP_CUDA_CHECK(cudaMemcpyToSymbol(gRadiusPairTaps, pairs.data(), sizeof(float2) * pairs.size()));
   std::vector<float> weights(kMaxGatherRadius + 1);
   for (int r = 0; r <= kMaxGatherRadius; ++r) {
@@ -208,11 +220,15 @@ void uploadRadiusTaps(const float* taps, int count) {
   PP_CUDA_CHECK(cudaMemcpyToSymbol(gRadiusWeight, weights.data(), sizeof(float) * weights.size()));
 }
 
-void launchDofGather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out, const GatherSettings& s, cudaStream_t stream) {
-  if (s.focusCount < 0 || s.focusCount > kMaxFocusPixels) throw std::invalid_argument("dof: at most " + std::to_string(kMaxFocusPixels) + " focus pixels");
-  if (s.rMax < 0 || s.rMax > kMaxGatherRadius) throw std::invalid_argument("dof: r_max must be in [0, 31], got " + std::to_string(s.rMax));
+void launchDofGather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out,
+                     const GatherSettings& s, cudaStream_t stream) {
+  if (s.focusCount < 0 || s.focusCount > kMaxFocusPixels)
+    throw std::invalid_argument("dof: at most " + std::to_string(kMaxFocusPixels) + " focus pixels");
+  if (s.rMax < 0 || s.rMax > kMaxGatherRadius)
+    throw std::invalid_argument("dof: r_max must be in [0, 31], got " + std::to_string(s.rMax));
   if (image.channels != 1 && image.channels != 3) throw std::invalid_argument("dof: 1 or 3 channels");
-  size_t shared = sizeof(float4) * (kBlockX + 2 * s.rMax) * (kBlockY + 2 * s.rMax) + sizeof(float2) * (s.rMax + 1) * kTapRow;
+  size_t shared =
+      sizeof(float4) * (kBlockX + 2 * s.rMax) * (kBlockY + 2 * s.rMax) + sizeof(float2) * (s.rMax + 1) * kTapRow;
   dim3 block(kBlockX, kBlockY), grid((image.width + kBlockX - 1) / kBlockX, (image.height + kBlockY - 1) / kBlockY);
   auto kernel = image.channels == 3 ? gather<3> : gather<1>;
   allowSharedMemory(kernel, shared, ("dof: r_max " + std::to_string(s.rMax)).c_str());

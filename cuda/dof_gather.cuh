@@ -7,8 +7,8 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
-#include "cuda/sgm_types.hpp"
 #include "cuda/image_view.hpp"
+#include "cuda/sgm_types.hpp"
 
 namespace pp::dof {
 
@@ -29,7 +29,7 @@ struct DepthPlane {
 struct GatherSettings {
   float focusDepth, k;  // focusDepth: used when no focus pixel has a valid depth
   int rMax;
-  int focusCount;       // focus: the nearest valid depth among these pixels
+  int focusCount;  // focus: the nearest valid depth among these pixels
   int focusX[kMaxFocusPixels], focusY[kMaxFocusPixels];
   DepthPlane plane;
 };
@@ -38,6 +38,7 @@ struct GatherSettings {
 void uploadRadiusTaps(const float* taps, int count);
 
 // image and out: u8 with `channels` 1 or 3; depth: the plane's bytes (f32 or u16); device memory.
-void launchDofGather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out, const GatherSettings& s, cudaStream_t stream);
+void launchDofGather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out,
+                     const GatherSettings& s, cudaStream_t stream);
 
 }  // namespace pp::dof

@@ -30,12 +30,12 @@ constexpr int kMaxStep = 2;  // window step: 2 below scale 2, 1 above
 struct LevelGeometry {
   float scale;
   int width, height, step;
-  int cols, rows;              // window positions: x in [0, cols) and y in [0, rows), times step
-  size_t imageOffset, codeOffset;  // into the pixel and per-window buffers
-  int tableX, tableY;          // offsets of the x and y tables (index, weight) into the table buffer
+  int cols, rows;                        // window positions: x in [0, cols) and y in [0, rows), times step
+  size_t imageOffset, codeOffset;        // into the pixel and per-window buffers
+  int tableX, tableY;                    // offsets of the x and y tables (index, weight) into the table buffer
   int beforeX, afterX, beforeY, afterY;  // outside these, the first or last sample repeats
-  int mode;                    // 0 copy, 1 bilinear, 2 area (exact halving)
-  int pixelTile, windowTile;   // the level's first tile of pixels / of window positions in a launch over all levels
+  int mode;                              // 0 copy, 1 bilinear, 2 area (exact halving)
+  int pixelTile, windowTile;  // the level's first tile of pixels / of window positions in a launch over all levels
 };
 
 struct PyramidArgs {
@@ -46,7 +46,7 @@ struct PyramidArgs {
   const LevelGeometry* geometry;  // device copy
   const int2* tables;             // (index, weight in 1/256) per destination column / row
   uint8_t* pixels;
-  int pixelTiles, windowTiles;    // tiles of all levels together
+  int pixelTiles, windowTiles;  // tiles of all levels together
 };
 
 // The integral of a tile in shared memory: (kWindowTileX - 1) * step + window pixels across, plus
@@ -90,11 +90,12 @@ void launchPyramid(const PyramidArgs& a, cudaStream_t stream);
 // the variance normalisation per window position; then per row OpenCV's rule (after a rejection in
 // stage 0 the next window is not looked at), leaving 1 in `codes` where a window was looked at and
 // passed. `mostCols`: the most window positions a level has in a row.
-void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int mostCols, int mostRows, int8_t* codes, float* norms, cudaStream_t stream);
+void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int mostCols, int mostRows, int8_t* codes,
+                      float* norms, cudaStream_t stream);
 
 // The later stages on every window `codes` marks, tile by tile; the windows that pass them all go
 // to `out` (count in *outCount, at most `capacity` stored).
-void launchLaterStages(const CascadeArgs& c, const PyramidArgs& a, const int8_t* codes, const float* norms, Candidate* out, int* outCount, int capacity,
-                       cudaStream_t stream);
+void launchLaterStages(const CascadeArgs& c, const PyramidArgs& a, const int8_t* codes, const float* norms,
+                       Candidate* out, int* outCount, int capacity, cudaStream_t stream);
 
 }  // namespace pp::faces

@@ -3,9 +3,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "cuda/cuda_check.hpp"
 #include "cuda/haar_tile.cuh"
 #include "cuda/shared_memory.cuh"
-#include "cuda/cuda_check.hpp"
 
 namespace pp::faces {
 
@@ -23,7 +23,8 @@ __global__ void __launch_bounds__(kThreads, 4) firstStage(CascadeArgs c, Pyramid
   const Tile t = tileOf(a, c);
   const int nw = c.windowWidth - 2, nh = c.windowHeight - 2;
   const int b = sizeof(uint32_t);  // the window less a pixel all round, as byte offsets
-  const int4 inset = {b * (t.pitch + 1), b * (t.pitch + 1 + nw), b * ((nh + 1) * t.pitch + 1), b * ((nh + 1) * t.pitch + 1 + nw)};
+  const int4 inset = {b * (t.pitch + 1), b * (t.pitch + 1 + nw), b * ((nh + 1) * t.pitch + 1),
+                      b * ((nh + 1) * t.pitch + 1 + nw)};
   buildIntegral<true>(integral, t);
   for (int p = threadIdx.x; p < kWindowTileX * kWindowTileY; p += kThreads) {
     TileWindow w = tileWindow(t, p);
@@ -37,7 +38,8 @@ __global__ void __launch_bounds__(kThreads, 4) firstStage(CascadeArgs c, Pyramid
     if (!w.valid) continue;
     const uint32_t* at = integral + w.y * t.pitch + w.x;
     int32_t valsum = rectSum(at, inset);
-    double nf = __dsub_rn(__dmul_rn(area, static_cast<double>(squares[p])), __dmul_rn(static_cast<double>(valsum), static_cast<double>(valsum)));
+    double nf = __dsub_rn(__dmul_rn(area, static_cast<double>(squares[p])),
+                          __dmul_rn(static_cast<double>(valsum), static_cast<double>(valsum)));
     int8_t code = -1;
     float norm = 0.f;
     if (nf > 0.) {
@@ -74,8 +76,10 @@ __global__ void skipRule(PyramidArgs a, int8_t* codes) {
 
 }  // namespace
 
-void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int mostCols, int mostRows, int8_t* codes, float* norms, cudaStream_t stream) {
-  if (mostCols > kMaxColumns) throw std::invalid_argument("face_detect: at most " + std::to_string(kMaxColumns) + " window positions a row");
+void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int mostCols, int mostRows, int8_t* codes,
+                      float* norms, cudaStream_t stream) {
+  if (mostCols > kMaxColumns)
+    throw std::invalid_argument("face_detect: at most " + std::to_string(kMaxColumns) + " window positions a row");
   if (a.windowTiles == 0) return;  // no level fits a window
   size_t shared = sizeof(uint32_t) * tilePitch(c.windowWidth) * tileRows(c.windowHeight);
   allowSharedMemory(firstStage, shared, "face_detect's first stage");

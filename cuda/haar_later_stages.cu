@@ -1,9 +1,9 @@
 // The cascade's later stages, tile by tile: the windows of a tile that passed the first stage are
 // listed in shared memory, the tile's integral is built again there, and groups of stages run on
 // the list, each group on the survivors of the one before.
+#include "cuda/cuda_check.hpp"
 #include "cuda/haar_tile.cuh"
 #include "cuda/shared_memory.cuh"
-#include "cuda/cuda_check.hpp"
 
 namespace pp::faces {
 
@@ -14,16 +14,20 @@ constexpr int kThreads = 256, kWarps = kThreads / 32, kWindows = kWindowTileX * 
 // kGroupsByThread (short stages that most windows reach) take a thread a window and a stage each,
 // so that no lane waits for its neighbours' later stages; the later ones a warp a window, so a
 // stage of 200 stumps takes 7 rounds instead of 200 while few windows are left.
-__device__ constexpr int groupEnd(int group) { return group < 5 ? group + 2 : group == 5 ? 10 : group == 6 ? 16 : 1 << 30; }
+__device__ constexpr int groupEnd(int group) {
+  return group < 5 ? group + 2 : group == 5 ? 10 : group == 6 ? 16 : 1 << 30;
+}
 constexpr int kGroupsByThread = 5;
 
-__global__ void __launch_bounds__(kThreads, 4) laterStages(CascadeArgs c, PyramidArgs a, const int8_t* codes, const float* norms, Candidate* out, int* outCount,
-                                                        int capacity) {
+__global__ void __launch_bounds__(kThreads, 4)
+    laterStages(CascadeArgs c, PyramidArgs a, const int8_t* codes, const float* norms, Candidate* out, int* outCount,
+                int capacity) {
   // Dynamic shared memory: the integral, then two lists of window positions with their norms.
   extern __shared__ uint32_t integral[];
   __shared__ int listCount[2];
   const Tile t = tileOf(a, c);
-  float(*listNorm)[kWindows] = reinterpret_cast<float(*)[kWindows]>(integral + tilePitch(c.windowWidth) * tileRows(c.windowHeight));
+  float(*listNorm)[kWindows] =
+      reinterpret_cast<float(*)[kWindows]>(integral + tilePitch(c.windowWidth) * tileRows(c.windowHeight));
   uint16_t(*list)[kWindows] = reinterpret_cast<uint16_t(*)[kWindows]>(listNorm + 2);
   if (threadIdx.x == 0) listCount[0] = 0;
   __syncthreads();
@@ -50,7 +54,8 @@ __global__ void __launch_bounds__(kThreads, 4) laterStages(CascadeArgs c, Pyrami
       const uint32_t* at = integral + w.y * t.pitch + w.x;
       float norm = listNorm[cur][i];
       bool passed = true;
-      for (int s = from; s < to && passed; ++s) passed = byThread ? stagePasses<1>(c, s, at, norm, 0) : stagePasses<32>(c, s, at, norm, lane);
+      for (int s = from; s < to && passed; ++s)
+        passed = byThread ? stagePasses<1>(c, s, at, norm, 0) : stagePasses<32>(c, s, at, norm, lane);
       if (passed && (byThread || lane == 0)) {
         int slot = atomicAdd(&listCount[1 - cur], 1);
         list[1 - cur][slot] = static_cast<uint16_t>(p), listNorm[1 - cur][slot] = norm;
@@ -71,10 +76,11 @@ __global__ void __launch_bounds__(kThreads, 4) laterStages(CascadeArgs c, Pyrami
 
 }  // namespace
 
-void launchLaterStages(const CascadeArgs& c, const PyramidArgs& a, const int8_t* codes, const float* norms, Candidate* out, int* outCount, int capacity,
-                       cudaStream_t stream) {
+void launchLaterStages(const CascadeArgs& c, const PyramidArgs& a, const int8_t* codes, const float* norms,
+                       Candidate* out, int* outCount, int capacity, cudaStream_t stream) {
   if (a.windowTiles == 0) return;
-  size_t shared = sizeof(uint32_t) * tilePitch(c.windowWidth) * tileRows(c.windowHeight) + (sizeof(float) + sizeof(uint16_t)) * 2 * kWindows;
+  size_t shared = sizeof(uint32_t) * tilePitch(c.windowWidth) * tileRows(c.windowHeight) +
+                  (sizeof(float) + sizeof(uint16_t)) * 2 * kWindows;
   allowSharedMemory(laterStages, shared, "face_detect's later stages");
   laterStages<<<a.windowTiles, kThreads, shared, stream>>>(c, a, codes, norms, out, outCount, capacity);
   PP_CUDA_CHECK_LAUNCH();

@@ -1,7 +1,7 @@
 // The detection pyramid: every level resized from the picture in one launch (OpenCV's bit-exact
 // bilinear resize, its area path for an exact halving, a copy at scale 1).
-#include "cuda/haar_tile.cuh"
 #include "cuda/cuda_check.hpp"
+#include "cuda/haar_tile.cuh"
 
 namespace pp::faces {
 
@@ -31,7 +31,8 @@ __global__ void resizeLevels(PyramidArgs a) {
   } else {
     int2 t = a.tables[g.tableY + y];
     uint32_t top = horizontal(a, g, x, t.x), bottom = horizontal(a, g, x, t.x + 1);
-    value = static_cast<uint8_t>((top * static_cast<uint32_t>(256 - t.y) + bottom * static_cast<uint32_t>(t.y) + (1u << 15)) >> 16);
+    value = static_cast<uint8_t>(
+        (top * static_cast<uint32_t>(256 - t.y) + bottom * static_cast<uint32_t>(t.y) + (1u << 15)) >> 16);
   }
   a.pixels[g.imageOffset + static_cast<size_t>(y) * g.width + x] = value;
 }

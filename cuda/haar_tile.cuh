@@ -11,8 +11,10 @@ __device__ __forceinline__ int levelOfTile(const PyramidArgs& a, int tile, bool 
   int lo = 0, hi = a.levels - 1;
   while (lo < hi) {
     int mid = (lo + hi + 1) / 2;
-    if ((windows ? a.geometry[mid].windowTile : a.geometry[mid].pixelTile) <= tile) lo = mid;
-    else hi = mid - 1;
+    if ((windows ? a.geometry[mid].windowTile : a.geometry[mid].pixelTile) <= tile)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   const LevelGeometry& g = a.geometry[lo];
   int t = tile - (windows ? g.windowTile : g.pixelTile);
@@ -27,10 +29,10 @@ struct Tile {
   const uint8_t* pixels;  // the level's image
   int levelWidth, cols, rows, step;
   size_t codeOffset;
-  int col0, row0;       // the first window position
-  int x0, y0;           // the first pixel
-  int width, height;    // pixels covered
-  int pitch;            // of the integral in shared memory
+  int col0, row0;     // the first window position
+  int x0, y0;         // the first pixel
+  int width, height;  // pixels covered
+  int pitch;          // of the integral in shared memory
 };
 
 __device__ __forceinline__ Tile tileOf(const PyramidArgs& a, const CascadeArgs& c) {
@@ -57,15 +59,15 @@ struct TileWindow {
 };
 __device__ __forceinline__ TileWindow tileWindow(const Tile& t, int p) {
   int col = t.col0 + p % kWindowTileX, row = t.row0 + p / kWindowTileX;
-  return {col < t.cols && row < t.rows, t.codeOffset + static_cast<size_t>(row) * t.cols + col, (p % kWindowTileX) * t.step, (p / kWindowTileX) * t.step};
+  return {col < t.cols && row < t.rows, t.codeOffset + static_cast<size_t>(row) * t.cols + col,
+          (p % kWindowTileX) * t.step, (p / kWindowTileX) * t.step};
 }
 
 // The integral (kSquares: of the squared pixels) of the tile's pixels into `integral`, row 0 and
 // column 0 zero: the pixels copied in (a warp a row, so the reads coalesce), then a thread sums
 // each row and a thread each column. Unsigned, so the squares wrap as OpenCV's 32-bit squared
 // integral does; a tile's sums stay far below 2^32 anyway.
-template <bool kSquares>
-__device__ __forceinline__ void buildIntegral(uint32_t* integral, const Tile& t) {
+template <bool kSquares> __device__ __forceinline__ void buildIntegral(uint32_t* integral, const Tile& t) {
   const int lane = threadIdx.x % 32, warps = blockDim.x / 32;
   for (int r = static_cast<int>(threadIdx.x) / 32; r <= t.height; r += warps) {
     for (int x = lane; x <= t.width; x += 32) {
@@ -101,8 +103,10 @@ __device__ __forceinline__ int32_t rectSum(const uint32_t* at, int4 c) {
 __device__ __forceinline__ long long stumpVote(const GpuStump& s, const uint32_t* at, float norm) {
   const int4* corners = reinterpret_cast<const int4*>(s.corners);
   const float4 weights = __ldg(reinterpret_cast<const float4*>(s.weight));
-  float value = __fadd_rn(__fmul_rn(weights.x, static_cast<float>(rectSum(at, __ldg(&corners[0])))), __fmul_rn(weights.y, static_cast<float>(rectSum(at, __ldg(&corners[1])))));
-  if (weights.z != 0.f) value = __fadd_rn(value, __fmul_rn(weights.z, static_cast<float>(rectSum(at, __ldg(&corners[2])))));
+  float value = __fadd_rn(__fmul_rn(weights.x, static_cast<float>(rectSum(at, __ldg(&corners[0])))),
+                          __fmul_rn(weights.y, static_cast<float>(rectSum(at, __ldg(&corners[1])))));
+  if (weights.z != 0.f)
+    value = __fadd_rn(value, __fmul_rn(weights.z, static_cast<float>(rectSum(at, __ldg(&corners[2])))));
   value = __fmul_rn(value, norm);
   const longlong2 leaves = __ldg(reinterpret_cast<const longlong2*>(&s.left));
   return value < weights.w ? leaves.x : leaves.y;

@@ -45,16 +45,19 @@ template <class T> struct ImageView {
   int channels = 1;
   MemoryKind memory = MemoryKind::host;
 
-  PP_HD T* row(int y) const { return reinterpret_cast<T*>(reinterpret_cast<Byte*>(data) + static_cast<size_t>(y) * pitch); }
+  PP_HD T* row(int y) const {
+    return reinterpret_cast<T*>(reinterpret_cast<Byte*>(data) + static_cast<size_t>(y) * pitch);
+  }
   PP_HD T& at(int x, int y, int c = 0) const { return row(y)[x * channels + c]; }
   // Every row starts on a multiple of `bytes` (a power of two): vector loads and stores are safe.
-  PP_HD bool rowsAligned(size_t bytes) const { return ((reinterpret_cast<uintptr_t>(data) | pitch) & (bytes - 1)) == 0; }
+  PP_HD bool rowsAligned(size_t bytes) const {
+    return ((reinterpret_cast<uintptr_t>(data) | pitch) & (bytes - 1)) == 0;
+  }
   size_t rowBytes() const { return static_cast<size_t>(width) * channels * sizeof(T); }
   bool empty() const { return data == nullptr || width <= 0 || height <= 0; }
   Format format() const { return {DepthOf<T>::value, channels}; }
 
-  template <class U = T, std::enable_if_t<!std::is_const_v<U>, int> = 0>
-  operator ImageView<const U>() const {
+  template <class U = T, std::enable_if_t<!std::is_const_v<U>, int> = 0> operator ImageView<const U>() const {
     return {data, width, height, pitch, channels, memory};
   }
 };

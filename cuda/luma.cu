@@ -1,5 +1,5 @@
-#include "cuda/luma.cuh"
 #include "cuda/cuda_check.hpp"
+#include "cuda/luma.cuh"
 
 namespace pp {
 

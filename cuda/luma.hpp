@@ -5,6 +5,8 @@
 
 namespace pp {
 
-PP_HD unsigned lumaOf(unsigned r, unsigned g, unsigned b) { return (r * 4899 + g * 9617 + b * 1868 + (1u << 13)) >> 14; }
+PP_HD unsigned lumaOf(unsigned r, unsigned g, unsigned b) {
+  return (r * 4899 + g * 9617 + b * 1868 + (1u << 13)) >> 14;
+}
 
 }  // namespace pp

@@ -22,8 +22,8 @@ enum Colour : uint8_t { R = 0, G = 1, B = 2 };
 // Which angle (index into kAngles order 0, 45, 90, 135) sits at each position of the 2x2 block,
 // and which colour at each position of the 2x2 grid of blocks (colour sensors).
 struct Layout {
-  uint8_t angleAt[4] = {2, 1, 3, 0};    // IMX250MZR: row 0 = 90, 45; row 1 = 135, 0
-  uint8_t colourAt[4] = {R, G, G, B};   // RGGB blocks
+  uint8_t angleAt[4] = {2, 1, 3, 0};   // IMX250MZR: row 0 = 90, 45; row 1 = 135, 0
+  uint8_t colourAt[4] = {R, G, G, B};  // RGGB blocks
   PP_HD int angle(int x, int y) const { return angleAt[(y & 1) * 2 + (x & 1)]; }
   PP_HD int colour(int bx, int by) const { return colourAt[(by & 1) * 2 + (bx & 1)]; }
   // Offset of angle k inside its 2x2 block.
@@ -62,7 +62,9 @@ PP_HD int maxValue(RawFormat f) {
   }
 }
 // The raw plane holds 16-bit words (else bytes).
-PP_HD constexpr bool isWide(RawFormat f) { return f == RawFormat::mono10 || f == RawFormat::mono12 || f == RawFormat::mono16; }
+PP_HD constexpr bool isWide(RawFormat f) {
+  return f == RawFormat::mono10 || f == RawFormat::mono12 || f == RawFormat::mono16;
+}
 // Packed formats: bytes of the plane for `pixels` pixels (a whole number of groups); pixels per group.
 PP_HD constexpr bool isPacked(RawFormat f) { return f >= RawFormat::mono10p; }
 PP_HD constexpr int packedGroupPixels(RawFormat f) { return f == RawFormat::mono10p ? 4 : 2; }
@@ -79,8 +81,10 @@ PP_HD int reflect101(int i, int n) {
 // G at a red or blue site; red/blue at a green site whose row (H) or column (V) holds that
 // colour; red at blue and blue at red (D). Indexed [dy + 2][dx + 2].
 constexpr int kMhcG[5][5] = {{0, 0, -2, 0, 0}, {0, 0, 4, 0, 0}, {-2, 4, 8, 4, -2}, {0, 0, 4, 0, 0}, {0, 0, -2, 0, 0}};
-constexpr int kMhcH[5][5] = {{0, 0, 1, 0, 0}, {0, -2, 0, -2, 0}, {-2, 8, 10, 8, -2}, {0, -2, 0, -2, 0}, {0, 0, 1, 0, 0}};
-constexpr int kMhcV[5][5] = {{0, 0, -2, 0, 0}, {0, -2, 8, -2, 0}, {1, 0, 10, 0, 1}, {0, -2, 8, -2, 0}, {0, 0, -2, 0, 0}};
+constexpr int kMhcH[5][5] = {
+    {0, 0, 1, 0, 0}, {0, -2, 0, -2, 0}, {-2, 8, 10, 8, -2}, {0, -2, 0, -2, 0}, {0, 0, 1, 0, 0}};
+constexpr int kMhcV[5][5] = {
+    {0, 0, -2, 0, 0}, {0, -2, 8, -2, 0}, {1, 0, 10, 0, 1}, {0, -2, 8, -2, 0}, {0, 0, -2, 0, 0}};
 constexpr int kMhcD[5][5] = {{0, 0, -3, 0, 0}, {0, 4, 0, 4, 0}, {-3, 0, 12, 0, -3}, {0, 4, 0, 4, 0}, {0, 0, -3, 0, 0}};
 
 // Rounds a x16 kernel sum and clamps to the sample range.
@@ -97,7 +101,9 @@ struct Stokes {
   float s0, s1, s2;
 };
 
-PP_HD Stokes stokes(float i0, float i45, float i90, float i135) { return {(i0 + i45 + i90 + i135) * 0.5f, i0 - i90, i45 - i135}; }
+PP_HD Stokes stokes(float i0, float i45, float i90, float i135) {
+  return {(i0 + i45 + i90 + i135) * 0.5f, i0 - i90, i45 - i135};
+}
 
 // sqrt(S1^2 + S2^2) / S0, 0 where S0 is 0, at most 1 (noise can push it above).
 PP_HD float dolp(Stokes s) {
@@ -138,8 +144,7 @@ PP_HD void aolpVisual(float aolpRad, float dolpValue, float value, uint8_t rgb[3
 }
 
 // DoLP, AoLP and the HSV visual of one pixel from its (luminance) Stokes, where requested.
-template <class P>
-PP_HD void storePolarization(const P& out, int x, int y, Stokes s, float maxValue) {
+template <class P> PP_HD void storePolarization(const P& out, int x, int y, Stokes s, float maxValue) {
   if (!out.dolp.data && !out.aolp.data && !out.aolpVisual.data) return;
   float d = dolp(s), a = aolp(s);
   if (out.dolp.data) out.dolp.at(x, y) = d;
@@ -163,7 +168,8 @@ PP_HD int rawSample(const ImageView<const uint8_t>& raw, RawFormat format, int x
       return ((p[0] | (p[1] << 8)) >> (bit & 7)) & 0x3FF;
     }
     case RawFormat::mono12p: return (x & 1) ? (pair[1] >> 4) | (pair[2] << 4) : pair[0] | ((pair[1] & 0x0F) << 8);
-    case RawFormat::mono10packed: return (x & 1) ? (pair[2] << 2) | ((pair[1] >> 4) & 0x3) : (pair[0] << 2) | (pair[1] & 0x3);
+    case RawFormat::mono10packed:
+      return (x & 1) ? (pair[2] << 2) | ((pair[1] >> 4) & 0x3) : (pair[0] << 2) | (pair[1] & 0x3);
     case RawFormat::mono12packed: return (x & 1) ? (pair[2] << 4) | (pair[1] >> 4) : (pair[0] << 4) | (pair[1] & 0x0F);
     default: return reinterpret_cast<const uint16_t*>(row)[x];
   }

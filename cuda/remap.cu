@@ -1,6 +1,6 @@
+#include "cuda/cuda_check.hpp"
 #include "cuda/remap.cuh"
 #include "cuda/remap_math.hpp"
-#include "cuda/cuda_check.hpp"
 
 namespace pp::stereo {
 
@@ -19,10 +19,13 @@ __global__ void remap(ImageView<const uint8_t> src, ImageView<const float> map, 
 
 }  // namespace
 
-void launchRemap(ImageView<const uint8_t> src, ImageView<const float> map, ImageView<uint8_t> dst, cudaStream_t stream) {
+void launchRemap(ImageView<const uint8_t> src, ImageView<const float> map, ImageView<uint8_t> dst,
+                 cudaStream_t stream) {
   dim3 block(kBlockX, kBlockY), grid((dst.width + kBlockX - 1) / kBlockX, (dst.height + kBlockY - 1) / kBlockY);
-  if (src.channels == 3) remap<3><<<grid, block, 0, stream>>>(src, map, dst);
-  else remap<1><<<grid, block, 0, stream>>>(src, map, dst);
+  if (src.channels == 3)
+    remap<3><<<grid, block, 0, stream>>>(src, map, dst);
+  else
+    remap<1><<<grid, block, 0, stream>>>(src, map, dst);
   PP_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,9 +1,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "cuda/cuda_check.hpp"
 #include "cuda/separable_filter.cuh"
 #include "cuda/shared_memory.cuh"
-#include "cuda/cuda_check.hpp"
 
 namespace pp::filter {
 
@@ -16,17 +16,22 @@ constexpr int kRowPixels = 4;     // outputs per thread in the row pass (along x
 constexpr int kColumnPixels = 4;  // outputs per thread in the column pass (along y)
 constexpr int kMaxRadius = 64;    // halo capacity of the shared tiles; longer filters use global taps too
 
-__device__ __forceinline__ float tap(const DeviceTaps& t, int i) { return t.slot >= 0 ? cTaps[t.slot][i] : t.global[i]; }
+__device__ __forceinline__ float tap(const DeviceTaps& t, int i) {
+  return t.slot >= 0 ? cTaps[t.slot][i] : t.global[i];
+}
 
 template <class T> __device__ __forceinline__ T fromFloat(float v);
 template <> __device__ __forceinline__ float fromFloat<float>(float v) { return v; }
-template <> __device__ __forceinline__ uint8_t fromFloat<uint8_t>(float v) { return static_cast<uint8_t>(fminf(fmaxf(v + 0.5f, 0.f), 255.f)); }
-template <> __device__ __forceinline__ uint16_t fromFloat<uint16_t>(float v) { return static_cast<uint16_t>(fminf(fmaxf(v + 0.5f, 0.f), 65535.f)); }
+template <> __device__ __forceinline__ uint8_t fromFloat<uint8_t>(float v) {
+  return static_cast<uint8_t>(fminf(fmaxf(v + 0.5f, 0.f), 255.f));
+}
+template <> __device__ __forceinline__ uint16_t fromFloat<uint16_t>(float v) {
+  return static_cast<uint16_t>(fminf(fmaxf(v + 0.5f, 0.f), 65535.f));
+}
 
 // Row pass: each block stages kBlockY rows of (kBlockX * kRowPixels + 2 * radius) pixels, border
 // replicated, as float in dynamic shared memory; each thread then produces kRowPixels outputs.
-template <class T, int C>
-__global__ void rowPass(ImageView<const T> src, ImageView<float> dst, DeviceTaps taps) {
+template <class T, int C> __global__ void rowPass(ImageView<const T> src, ImageView<float> dst, DeviceTaps taps) {
   extern __shared__ float tile[];
   constexpr int channels = C;
   int radius = taps.count / 2;
@@ -59,8 +64,7 @@ __global__ void rowPass(ImageView<const T> src, ImageView<float> dst, DeviceTaps
 // Column pass: each block stages (kBlockY * kColumnPixels + 2 * radius) rows of kBlockX pixels;
 // each thread produces kColumnPixels consecutive outputs down a column, reading each staged row
 // once for all of them (each output still sums its taps in order).
-template <class T, int C>
-__global__ void columnPass(ImageView<const float> src, ImageView<T> dst, DeviceTaps taps) {
+template <class T, int C> __global__ void columnPass(ImageView<const float> src, ImageView<T> dst, DeviceTaps taps) {
   extern __shared__ float tile[];
   int radius = taps.count / 2;
   int tileH = kBlockY * kColumnPixels + 2 * radius;
@@ -99,9 +103,12 @@ __global__ void columnPass(ImageView<const float> src, ImageView<T> dst, DeviceT
 
 void checkTaps(const DeviceTaps& taps, int channels) {  // before any launch: clear errors, not launch failures
   if (taps.count < 1 || taps.count % 2 == 0 || taps.count / 2 > kMaxRadius)
-    throw std::invalid_argument("separable filter: taps must be an odd count up to " + std::to_string(2 * kMaxRadius + 1) + ", got " + std::to_string(taps.count));
-  if (taps.slot < 0 && !taps.global) throw std::invalid_argument("separable filter: taps are in neither a constant slot nor global memory");
-  if (channels != 1 && channels != 3 && channels != 4) throw std::invalid_argument("separable filter: 1, 3 or 4 channels");
+    throw std::invalid_argument("separable filter: taps must be an odd count up to " +
+                                std::to_string(2 * kMaxRadius + 1) + ", got " + std::to_string(taps.count));
+  if (taps.slot < 0 && !taps.global)
+    throw std::invalid_argument("separable filter: taps are in neither a constant slot nor global memory");
+  if (channels != 1 && channels != 3 && channels != 4)
+    throw std::invalid_argument("separable filter: 1, 3 or 4 channels");
 }
 
 template <class Kernel, class... Args>
@@ -114,15 +121,19 @@ void launchWithShared(Kernel kernel, dim3 grid, dim3 block, size_t shared, cudaS
 }  // namespace
 
 void uploadConstantTaps(int slot, const float* taps, int count) {
-  if (slot < 0 || slot >= kConstantSlots || count > kMaxConstantTaps) throw std::invalid_argument("separable filter: no constant slot " + std::to_string(slot) + " for " + std::to_string(count) + " taps");
+  if (slot < 0 || slot >= kConstantSlots || count > kMaxConstantTaps)
+    throw std::invalid_argument("separable filter: no constant slot " + std::to_string(slot) + " for " +
+                                std::to_string(count) + " taps");
   PP_CUDA_CHECK(cudaMemcpyToSymbol(cTaps, taps, sizeof(float) * count, sizeof(float) * kMaxConstantTaps * slot));
 }
 
-template <class T> void launchRowPass(ImageView<const T> src, ImageView<float> dst, DeviceTaps taps, cudaStream_t stream) {
+template <class T>
+void launchRowPass(ImageView<const T> src, ImageView<float> dst, DeviceTaps taps, cudaStream_t stream) {
   checkTaps(taps, src.channels);
   int radius = taps.count / 2;
   size_t shared = sizeof(float) * kBlockY * (kBlockX * kRowPixels + 2 * radius) * src.channels;
-  dim3 block(kBlockX, kBlockY), grid((src.width + kBlockX * kRowPixels - 1) / (kBlockX * kRowPixels), (src.height + kBlockY - 1) / kBlockY);
+  dim3 block(kBlockX, kBlockY),
+      grid((src.width + kBlockX * kRowPixels - 1) / (kBlockX * kRowPixels), (src.height + kBlockY - 1) / kBlockY);
   switch (src.channels) {
     case 1: launchWithShared(rowPass<T, 1>, grid, block, shared, stream, src, dst, taps); break;
     case 3: launchWithShared(rowPass<T, 3>, grid, block, shared, stream, src, dst, taps); break;
@@ -130,11 +141,13 @@ template <class T> void launchRowPass(ImageView<const T> src, ImageView<float> d
   }
 }
 
-template <class T> void launchColumnPass(ImageView<const float> src, ImageView<T> dst, DeviceTaps taps, cudaStream_t stream) {
+template <class T>
+void launchColumnPass(ImageView<const float> src, ImageView<T> dst, DeviceTaps taps, cudaStream_t stream) {
   checkTaps(taps, src.channels);
   int radius = taps.count / 2;
   size_t shared = sizeof(float) * kBlockX * (kBlockY * kColumnPixels + 2 * radius) * src.channels;
-  dim3 block(kBlockX, kBlockY), grid((src.width + kBlockX - 1) / kBlockX, (src.height + kBlockY * kColumnPixels - 1) / (kBlockY * kColumnPixels));
+  dim3 block(kBlockX, kBlockY),
+      grid((src.width + kBlockX - 1) / kBlockX, (src.height + kBlockY * kColumnPixels - 1) / (kBlockY * kColumnPixels));
   switch (src.channels) {
     case 1: launchWithShared(columnPass<T, 1>, grid, block, shared, stream, src, dst, taps); break;
     case 3: launchWithShared(columnPass<T, 3>, grid, block, shared, stream, src, dst, taps); break;

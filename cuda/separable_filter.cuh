@@ -13,8 +13,8 @@ constexpr int kConstantSlots = 16;
 
 // Where a filter's taps are on the device: a constant-memory slot, or global memory.
 struct DeviceTaps {
-  int count = 0;               // odd: radius = count / 2
-  int slot = -1;               // constant-memory slot, or -1
+  int count = 0;  // odd: radius = count / 2
+  int slot = -1;  // constant-memory slot, or -1
   const float* global = nullptr;
 };
 
@@ -22,8 +22,10 @@ struct DeviceTaps {
 void uploadConstantTaps(int slot, const float* taps, int count);
 
 // src: T with C channels; dst: float with C channels, same size.
-template <class T> void launchRowPass(ImageView<const T> src, ImageView<float> dst, DeviceTaps taps, cudaStream_t stream);
+template <class T>
+void launchRowPass(ImageView<const T> src, ImageView<float> dst, DeviceTaps taps, cudaStream_t stream);
 // src: float; dst: T (rounded and clamped for integer T), same size.
-template <class T> void launchColumnPass(ImageView<const float> src, ImageView<T> dst, DeviceTaps taps, cudaStream_t stream);
+template <class T>
+void launchColumnPass(ImageView<const float> src, ImageView<T> dst, DeviceTaps taps, cudaStream_t stream);
 
 }  // namespace pp::filter

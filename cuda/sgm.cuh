@@ -3,8 +3,8 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
-#include "cuda/sgm_types.hpp"
 #include "cuda/image_view.hpp"
+#include "cuda/sgm_types.hpp"
 
 namespace pp::stereo {
 
@@ -22,7 +22,8 @@ struct SgmBuffers {
 // 9x7 centre-symmetric census of both u8 images of a pair (one size) into width x height codes
 // each. It is the first kernel of a frame, launched in the ordinary way; each kernel after it is
 // launched as the one before it finishes (cuda/dependent_launch.cuh).
-void launchCensus(ImageView<const uint8_t> left, ImageView<const uint8_t> right, uint32_t* leftCodes, uint32_t* rightCodes, cudaStream_t stream);
+void launchCensus(ImageView<const uint8_t> left, ImageView<const uint8_t> right, uint32_t* leftCodes,
+                  uint32_t* rightCodes, cudaStream_t stream);
 
 // Whether each frame's matching costs are written into the volume words' top bits (layout in
 // cuda/sgm_path.cuh), to be read by every path direction, rather than computed by each from the
@@ -42,7 +43,8 @@ void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t
 // Winner takes all over the sums, sub-pixel, uniqueness, the right image's disparities, the
 // left-right check and the fill: writes disparity x 16 (or kInvalidDisparity) and, when
 // `confidence` has data, the confidence (0..255). Unless costsInVolume, leaves the sums zero.
-void launchWinnerTakesAll(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream);
+void launchWinnerTakesAll(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> disparity,
+                          ImageView<uint8_t> confidence, cudaStream_t stream);
 
 // 3x3 median of the valid disparities around each valid one.
 void launchDisparityMedian(ImageView<const uint16_t> in, ImageView<uint16_t> out, cudaStream_t stream);
@@ -51,6 +53,7 @@ void launchDisparityMedian(ImageView<const uint16_t> in, ImageView<uint16_t> out
 struct DepthModel {
   float q23 = 1.f, q32 = 1.f, q33 = 0.f;
 };
-void launchDisparityToDepth(ImageView<const uint16_t> disparity, ImageView<float> depth, DepthModel m, cudaStream_t stream);
+void launchDisparityToDepth(ImageView<const uint16_t> disparity, ImageView<float> depth, DepthModel m,
+                            cudaStream_t stream);
 
 }  // namespace pp::stereo

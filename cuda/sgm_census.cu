@@ -2,8 +2,8 @@
 // memory; a thread takes four pixels of a row and compares their four pairs at once, a byte each,
 // from 32-bit reads of the tile (a pixel a thread spent its time on two byte reads a comparison).
 // Both images of a pair in one launch.
-#include "cuda/sgm.cuh"
 #include "cuda/cuda_check.hpp"
+#include "cuda/sgm.cuh"
 
 namespace pp::stereo {
 
@@ -13,13 +13,17 @@ constexpr int kBlockX = 32, kBlockY = 8, kPixelsPerThread = 4;
 constexpr int kHaloX = kCensusWidth / 2, kHaloY = kCensusHeight / 2;
 constexpr int kTileW = kBlockX * kPixelsPerThread + 2 * kHaloX, kTileH = kBlockY + 2 * kHaloY;
 constexpr int kComparisons = kCensusWidth * kCensusHeight / 2;  // 31: raster order up to the centre
-static_assert(kHaloX == kPixelsPerThread && kTileW % 4 == 0 && kComparisons <= 32, "a thread's window is three words a row");
+static_assert(kHaloX == kPixelsPerThread && kTileW % 4 == 0 && kComparisons <= 32,
+              "a thread's window is three words a row");
 
 // Bytes o..o+3 of a row's three words (o known at compile time).
-__device__ __forceinline__ uint32_t bytesAt(const uint32_t (&w)[3], int o) { return o % 4 ? __funnelshift_r(w[o / 4], w[o / 4 + 1], o % 4 * 8) : w[o / 4]; }
+__device__ __forceinline__ uint32_t bytesAt(const uint32_t (&w)[3], int o) {
+  return o % 4 ? __funnelshift_r(w[o / 4], w[o / 4 + 1], o % 4 * 8) : w[o / 4];
+}
 
 // blockIdx.z: 0 the left image, 1 the right.
-__global__ void __launch_bounds__(kBlockX * kBlockY) census(ImageView<const uint8_t> left, ImageView<const uint8_t> right, uint32_t* leftCodes, uint32_t* rightCodes) {
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    census(ImageView<const uint8_t> left, ImageView<const uint8_t> right, uint32_t* leftCodes, uint32_t* rightCodes) {
   const ImageView<const uint8_t> image = blockIdx.z ? right : left;
   uint32_t* codes = blockIdx.z ? rightCodes : leftCodes;
   __shared__ uint32_t tile[kTileH][kTileW / 4];
@@ -45,7 +49,8 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) census(ImageView<const uint
 #pragma unroll
   for (int i = 0; i < kComparisons; ++i) {
     const int dx = i % kCensusWidth - kHaloX, dy = i / kCensusWidth - kHaloY;
-    const uint32_t greater = __vcmpgtu4(bytesAt(window[kHaloY + dy], kHaloX + dx), bytesAt(window[kHaloY - dy], kHaloX - dx));
+    const uint32_t greater =
+        __vcmpgtu4(bytesAt(window[kHaloY + dy], kHaloX + dx), bytesAt(window[kHaloY - dy], kHaloX - dx));
     groups[i / 8] = groups[i / 8] << 1 | (greater & 0x01010101u);
   }
   uint32_t* out = codes + static_cast<size_t>(y) * image.width + x;
@@ -53,15 +58,18 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) census(ImageView<const uint
   for (int p = 0; p < kPixelsPerThread; ++p) {
     if (x + p >= image.width) break;
     // Pixel p's bytes of the four groups, group 0 in the top byte; group 3 holds 7 bits.
-    const uint32_t gathered = __byte_perm(__byte_perm(groups[3], groups[2], p | (p + 4) << 4), __byte_perm(groups[1], groups[0], p | (p + 4) << 4), 0x5410);
+    const uint32_t gathered = __byte_perm(__byte_perm(groups[3], groups[2], p | (p + 4) << 4),
+                                          __byte_perm(groups[1], groups[0], p | (p + 4) << 4), 0x5410);
     out[p] = (gathered & 0xFFFFFF00u) >> 1 | (gathered & 0x7Fu);
   }
 }
 
 }  // namespace
 
-void launchCensus(ImageView<const uint8_t> left, ImageView<const uint8_t> right, uint32_t* leftCodes, uint32_t* rightCodes, cudaStream_t stream) {
-  if (left.width != right.width || left.height != right.height) throw std::invalid_argument("SGM census: the images of a pair must be one size");
+void launchCensus(ImageView<const uint8_t> left, ImageView<const uint8_t> right, uint32_t* leftCodes,
+                  uint32_t* rightCodes, cudaStream_t stream) {
+  if (left.width != right.width || left.height != right.height)
+    throw std::invalid_argument("SGM census: the images of a pair must be one size");
   constexpr int kPixelsX = kBlockX * kPixelsPerThread;
   dim3 block(kBlockX, kBlockY), grid((left.width + kPixelsX - 1) / kPixelsX, (left.height + kBlockY - 1) / kBlockY, 2);
   census<<<grid, block, 0, stream>>>(left, right, leftCodes, rightCodes);

@@ -26,7 +26,8 @@ template <int D> __global__ void __launch_bounds__(kThreads) matchingCost(SgmPar
     const int xr = firstRight + i;
     right[i] = xr >= 0 && xr < b.width ? b.censusRight[rowStart + xr] : 0;  // outside the image: never read
   }
-  if (threadIdx.x < kPixels) left[threadIdx.x] = b.censusLeft[rowStart + min(x0 + static_cast<int>(threadIdx.x), b.width - 1)];
+  if (threadIdx.x < kPixels)
+    left[threadIdx.x] = b.censusLeft[rowStart + min(x0 + static_cast<int>(threadIdx.x), b.width - 1)];
   __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (int pixel = warp; pixel < kPixels && x0 + pixel < b.width; pixel += kWarps) {
@@ -35,7 +36,8 @@ template <int D> __global__ void __launch_bounds__(kThreads) matchingCost(SgmPar
 #pragma unroll
     for (int d = lane; d < D; d += 32) {
       const int xr = x - p.minDisparity - d;
-      words[warp][d] = static_cast<uint16_t>((xr >= 0 ? __popc(code ^ right[xr - firstRight]) : kOutsideCost) << kSumBits);
+      words[warp][d] =
+          static_cast<uint16_t>((xr >= 0 ? __popc(code ^ right[xr - firstRight]) : kOutsideCost) << kSumBits);
     }
     __syncwarp();
     uint4* out = reinterpret_cast<uint4*>(b.volume + (rowStart + x) * D);
@@ -49,7 +51,9 @@ template <int D> __global__ void __launch_bounds__(kThreads) matchingCost(SgmPar
 void launchMatchingCost(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
   constexpr int D = 256;
   static_assert(costsInVolume(D));
-  if (p.disparities != D) throw std::logic_error("SGM: the volume holds matching costs only at 256 disparities, not " + std::to_string(p.disparities));
+  if (p.disparities != D)
+    throw std::logic_error("SGM: the volume holds matching costs only at 256 disparities, not " +
+                           std::to_string(p.disparities));
   launchDependent(matchingCost<D>, dim3((b.width + kPixels - 1) / kPixels, b.height), kThreads, 0, stream, p, b);
 }
 

@@ -63,7 +63,8 @@ void launchDisparityMedian(ImageView<const uint16_t> in, ImageView<uint16_t> out
   launchDependent(median, gridFor(in.width, in.height), dim3(kBlockX, kBlockY), 0, stream, in, out);
 }
 
-void launchDisparityToDepth(ImageView<const uint16_t> disparity, ImageView<float> depth, DepthModel m, cudaStream_t stream) {
+void launchDisparityToDepth(ImageView<const uint16_t> disparity, ImageView<float> depth, DepthModel m,
+                            cudaStream_t stream) {
   toDepth<<<gridFor(disparity.width, disparity.height), dim3(kBlockX, kBlockY), 0, stream>>>(disparity, depth, m);
   PP_CUDA_CHECK_LAUNCH();
 }

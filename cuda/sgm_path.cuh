@@ -12,7 +12,8 @@ constexpr unsigned kFullWarp = 0xFFFFFFFFu;
 // (rule 3), so eight of them never carry into the cost.
 constexpr int kSumBits = 11, kCostBits = 16 - kSumBits;
 constexpr unsigned kSumMask = (1u << kSumBits) - 1, kCostMask = (1u << kCostBits) - 1;
-static_assert(kOutsideCost <= kCostMask && 8 * (31 + 224) <= kSumMask, "a word holds a cost and the sum of eight paths");
+static_assert(kOutsideCost <= kCostMask && 8 * (31 + 224) <= kSumMask,
+              "a word holds a cost and the sum of eight paths");
 
 // int or unsigned: one instruction from sm_80 on, else a butterfly of shuffles.
 template <class T> __device__ __forceinline__ T warpMin(T v) {

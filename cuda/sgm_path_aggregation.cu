@@ -64,7 +64,8 @@ __device__ __forceinline__ uint32_t addMinPairs(uint32_t a, uint32_t b, uint32_t
 
 // A walker: kLanes lanes (an aligned group), each holding kLaneDisparities of the D disparities.
 template <int D, int kLaneDisparities> struct Walkers {
-  static_assert(kLaneDisparities % 4 == 0 && D / kLaneDisparities <= 32, "runs of four disparities, at most a warp a walker");
+  static_assert(kLaneDisparities % 4 == 0 && D / kLaneDisparities <= 32,
+                "runs of four disparities, at most a warp a walker");
   static constexpr int kLanes = D / kLaneDisparities;
   static constexpr int kPerWarp = 32 / kLanes;
 };
@@ -97,8 +98,10 @@ template <int kLanes, bool kReduxHalves> __device__ __forceinline__ int walkerMi
 // the same row at the same step.
 __host__ __device__ inline int lineCount(int dy, int width, int height) { return dy == 0 ? height : width; }
 __device__ inline void lineStart(int line, int dx, int dy, int width, int height, int& x, int& y) {
-  if (dy == 0) x = dx > 0 ? 0 : width - 1, y = line;
-  else x = line, y = dy > 0 ? 0 : height - 1;
+  if (dy == 0)
+    x = dx > 0 ? 0 : width - 1, y = line;
+  else
+    x = line, y = dy > 0 ? 0 : height - 1;
 }
 
 // The directions of one launch: the warps of direction i are those from firstWarp[i] on.
@@ -124,7 +127,8 @@ template <int kLaneDisparities> struct StepLoads<kLaneDisparities, true> {
 // Four 16-bit words share a 64-bit reduction and never carry into each other (see kSumBits).
 // kWholeFront: built to hold a full-size front at once (see launch), by the walkers' minimum.
 template <int D, int kLaneDisparities, bool kWholeFront>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneDisparities>) aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneDisparities>)
+    aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
   using W = Walkers<D, kLaneDisparities>;
   constexpr int kAhead = kStepsAhead<D, kLaneDisparities>;
   constexpr int kRun = 4, kRuns = kLaneDisparities / kRun, kRunStride = D / kRuns;  // a run: one 64-bit reduction
@@ -132,7 +136,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
   using Loads = StepLoads<kLaneDisparities, costsInVolume(D)>;
   constexpr bool kPairs = kCostPairs<D, kLaneDisparities>;
   constexpr int kBlockWalkers = kWarpsPerBlock * W::kPerWarp;
-  constexpr int kWindowRight = D + kBlockWalkers - 1, kWindowCodes = kWindowRight + kBlockWalkers;  // right codes, then left
+  constexpr int kWindowRight = D + kBlockWalkers - 1,
+                kWindowCodes = kWindowRight + kBlockWalkers;  // right codes, then left
   __shared__ uint32_t window[2][kSharesCodes<D, kLaneDisparities> ? kWindowCodes : 1];
   waitForPreviousKernel();
   int warp = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -167,8 +172,10 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
     if constexpr (costsInVolume(D)) {
       const uint16_t* at = words(loadX, row);
 #pragma unroll
-      for (int q = 0; q < kRuns; ++q) in.words[q] = __ldcg(reinterpret_cast<const uint2*>(at + q * kRunStride));  // from the L2: others add to them
-    } else if (codes) {  // the walker's pixel is the window's left code `walker`; its matches end at right code walker + D - 1
+      for (int q = 0; q < kRuns; ++q)
+        in.words[q] = __ldcg(reinterpret_cast<const uint2*>(at + q * kRunStride));  // from the L2: others add to them
+    } else if (codes) {  // the walker's pixel is the window's left code `walker`; its matches end at right code walker
+                         // + D - 1
       const uint32_t* right = codes + walker + D - 1 - (firstD - p.minDisparity);
       in.centre = codes[kWindowRight + walker];
 #pragma unroll
@@ -179,7 +186,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
       const int room = loadX - firstD;
       const uint32_t* rightRow = b.censusRight + static_cast<size_t>(row) * b.width;
       in.centre = __ldg(b.censusLeft + static_cast<size_t>(row) * b.width + loadX);
-      if (kShiftsRowCodes<D, kLaneDisparities> && dy == 0 && loadStep > 0) {  // a row's step takes one new code (see enter)
+      if (kShiftsRowCodes<D, kLaneDisparities> && dy == 0 &&
+          loadStep > 0) {  // a row's step takes one new code (see enter)
         in.right[0] = __ldg(rightRow + max(loadX - p.minDisparity - (dx > 0 ? 0 : D - 1), 0));
       } else if (room >= kLastOffset) {  // every match inside the right image
 #pragma unroll
@@ -194,7 +202,10 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
       }
     }
     bool head = startsLine(loadStep, loadX);
-    in.p2 = head ? 0 : p.p2Adaptive ? adaptiveP2(p, abs(static_cast<int>(b.left.row(row)[loadX]) - static_cast<int>(b.left.row(row - dy)[loadX - dx]))) : p.p2;
+    in.p2 = head           ? 0
+            : p.p2Adaptive ? adaptiveP2(p, abs(static_cast<int>(b.left.row(row)[loadX]) -
+                                               static_cast<int>(b.left.row(row - dy)[loadX - dx])))
+                           : p.p2;
     ++loadStep, loadX = next(loadX);
   };
 
@@ -213,12 +224,15 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
     // In the lambdas' `if constexpr`, kCostPairs itself: CUDA 11.2 takes no constexpr local of the kernel there.
     if constexpr (kCostPairs<D, kLaneDisparities> && costsInVolume(D)) {
 #pragma unroll
-      for (int q = 0; q < kRuns; ++q) cost[q][0] = in.words[q].x >> kSumBits & kCostMask * 0x10001u, cost[q][1] = in.words[q].y >> kSumBits & kCostMask * 0x10001u;
+      for (int q = 0; q < kRuns; ++q)
+        cost[q][0] = in.words[q].x >> kSumBits & kCostMask * 0x10001u,
+        cost[q][1] = in.words[q].y >> kSumBits & kCostMask * 0x10001u;
     } else if constexpr (costsInVolume(D)) {
 #pragma unroll
       for (int q = 0; q < kRuns; ++q)
 #pragma unroll
-        for (int i = 0; i < kRun; ++i) cost[q][i] = ((i < 2 ? in.words[q].x : in.words[q].y) >> (i % 2 * 16 + kSumBits)) & kCostMask;
+        for (int i = 0; i < kRun; ++i)
+          cost[q][i] = ((i < 2 ? in.words[q].x : in.words[q].y) >> (i % 2 * 16 + kSumBits)) & kCostMask;
     } else {
       uint32_t each[kRuns][kRun];
       if (room >= kLastOffset) {
@@ -230,12 +244,14 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
 #pragma unroll
         for (int q = 0; q < kRuns; ++q)
 #pragma unroll
-          for (int i = 0; i < kRun; ++i) each[q][i] = room >= q * kRunStride + i ? __popc(in.centre ^ in.right[q * kRun + i]) : kOutsideCost;
+          for (int i = 0; i < kRun; ++i)
+            each[q][i] = room >= q * kRunStride + i ? __popc(in.centre ^ in.right[q * kRun + i]) : kOutsideCost;
       }
 #pragma unroll
       for (int q = 0; q < kRuns; ++q)
 #pragma unroll
-        for (int i = 0; i < (kPairs ? 2 : kRun); ++i) cost[q][i] = kPairs ? __byte_perm(each[q][2 * i], each[q][2 * i + 1], 0x5410) : each[q][i];
+        for (int i = 0; i < (kPairs ? 2 : kRun); ++i)
+          cost[q][i] = kPairs ? __byte_perm(each[q][2 * i], each[q][2 * i + 1], 0x5410) : each[q][i];
     }
     // The neighbours across a run's ends are in the walker's next lanes: lane part - 1's run q
     // ends below run q (lane kLanes - 1's run q - 1 for the first lane), likewise above.
@@ -247,7 +263,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
       fromUpper[q] = __shfl_sync(kFullWarp, prev[q][0], upperLane, W::kLanes);
     }
     if (in.p2 == 0) minPrev = 0;
-    const uint32_t jump = minPrev + in.p2, minPrevs = minPrev * 0x10001u, jumps = jump * 0x10001u, p1s = p.p1 * 0x10001u;
+    const uint32_t jump = minPrev + in.p2, minPrevs = minPrev * 0x10001u, jumps = jump * 0x10001u,
+                   p1s = p.p1 * 0x10001u;
     constexpr uint32_t kFar = kPairs ? kFarCost * 0x10001u : kFarCost;
     uint32_t least = kFar, sums[kRuns][2];  // this step's path costs, pairs as above
 #pragma unroll
@@ -277,7 +294,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
 #pragma unroll
         for (int i = 0; i < kRun; ++i) prev[q][i] = now[i];
         least = min(least, min(min(now[0], now[1]), min(now[2], now[3])));
-        sums[q][0] = __byte_perm(now[0], now[1], 0x5410), sums[q][1] = __byte_perm(now[2], now[3], 0x5410);  // below 2^16
+        sums[q][0] = __byte_perm(now[0], now[1], 0x5410),
+        sums[q][1] = __byte_perm(now[2], now[3], 0x5410);  // below 2^16
       }
     }
     minPrev = walkerMin<W::kLanes, kWholeFront>(static_cast<int>(kPairs ? min(least & 0xFFFF, least >> 16) : least));
@@ -285,7 +303,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
       uint16_t* at = words(x, y + s * dy);
 #pragma unroll
       for (int q = 0; q < kRuns; ++q)
-        atomicAdd(reinterpret_cast<unsigned long long*>(at + q * kRunStride), static_cast<unsigned long long>(sums[q][1]) << 32 | sums[q][0]);
+        atomicAdd(reinterpret_cast<unsigned long long*>(at + q * kRunStride),
+                  static_cast<unsigned long long>(sums[q][1]) << 32 | sums[q][0]);
     }
     x = next(x);
   };
@@ -299,17 +318,24 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
       if constexpr (kShiftsRowCodes<D, kLaneDisparities>) {
         uint32_t moved[kRuns], now[kRuns][kRun];
 #pragma unroll
-        for (int q = 0; q < kRuns; ++q) moved[q] = __shfl_sync(kFullWarp, dx > 0 ? last[q * kRun + kRun - 1] : last[q * kRun], dx > 0 ? lowerLane : upperLane, W::kLanes);
+        for (int q = 0; q < kRuns; ++q)
+          moved[q] = __shfl_sync(kFullWarp, dx > 0 ? last[q * kRun + kRun - 1] : last[q * kRun],
+                                 dx > 0 ? lowerLane : upperLane, W::kLanes);
         if (dx > 0) {
 #pragma unroll
           for (int q = 0; q < kRuns; ++q)
 #pragma unroll
-            for (int i = 0; i < kRun; ++i) now[q][i] = i > 0 ? last[q * kRun + i - 1] : part > 0 ? moved[q] : q > 0 ? moved[q - 1] : in.right[0];
+            for (int i = 0; i < kRun; ++i)
+              now[q][i] = i > 0 ? last[q * kRun + i - 1] : part > 0 ? moved[q] : q > 0 ? moved[q - 1] : in.right[0];
         } else {
 #pragma unroll
           for (int q = 0; q < kRuns; ++q)
 #pragma unroll
-            for (int i = 0; i < kRun; ++i) now[q][i] = i < kRun - 1 ? last[q * kRun + i + 1] : part < W::kLanes - 1 ? moved[q] : q < kRuns - 1 ? moved[q + 1] : in.right[0];
+            for (int i = 0; i < kRun; ++i)
+              now[q][i] = i < kRun - 1           ? last[q * kRun + i + 1]
+                          : part < W::kLanes - 1 ? moved[q]
+                          : q < kRuns - 1        ? moved[q + 1]
+                                                 : in.right[0];
         }
 #pragma unroll
         for (int q = 0; q < kRuns; ++q)
@@ -395,12 +421,16 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
 }
 
 // How many warps of `kernel` the device holds at once.
-template <class Kernel> int residentWarps(Kernel kernel) { return residentBlocks(kernel, kWarpsPerBlock * 32) * kWarpsPerBlock; }
+template <class Kernel> int residentWarps(Kernel kernel) {
+  return residentBlocks(kernel, kWarpsPerBlock * 32) * kWarpsPerBlock;
+}
 
 template <int D, int kLaneDisparities> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
   using W = Walkers<D, kLaneDisparities>;
   constexpr int kWarps = kSharesCodes<D, kLaneDisparities> ? kWarpsPerBlock : 1;  // a block's walkers share a window
-  auto directionWarps = [&](int dy) { return (lineCount(dy, b.width, b.height) + kWarps * W::kPerWarp - 1) / (kWarps * W::kPerWarp) * kWarps; };
+  auto directionWarps = [&](int dy) {
+    return (lineCount(dy, b.width, b.height) + kWarps * W::kPerWarp - 1) / (kWarps * W::kPerWarp) * kWarps;
+  };
   int top = 0, bottom = 0, rows = 0;  // warps of the directions from the top, from the bottom, along the rows
   for (int i = 0; i < p.paths; ++i) {
     const int dy = kPathDirections[i][1];
@@ -440,8 +470,10 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
 // Sixteen disparities a lane take the fewest instructions a disparity. With 4 paths there are too
 // few walkers for that to keep the device busy; eight a lane do better there.
 template <int D> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
-  if (p.paths == 8) launch<D, 16>(p, b, stream);
-  else launch<D, 8>(p, b, stream);
+  if (p.paths == 8)
+    launch<D, 16>(p, b, stream);
+  else
+    launch<D, 8>(p, b, stream);
 }
 
 }  // namespace
@@ -451,7 +483,8 @@ void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t
     case 64: return launch<64>(p, b, stream);
     case 128: return launch<128>(p, b, stream);
     case 256: return launch<256>(p, b, stream);
-    default: throw std::invalid_argument("SGM: disparities must be 64, 128 or 256, not " + std::to_string(p.disparities));
+    default:
+      throw std::invalid_argument("SGM: disparities must be 64, 128 or 256, not " + std::to_string(p.disparities));
   }
 }
 

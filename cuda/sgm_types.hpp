@@ -32,10 +32,10 @@ struct SgmParams {
   int p1 = 10;            // penalty of a one-step disparity change
   int p2 = 120;           // penalty of a larger change (<= 224: paths stay in 8 bits)
   bool p2Adaptive = false;
-  int uniqueness = 5;     // percent; 0 turns the check off
+  int uniqueness = 5;  // percent; 0 turns the check off
   bool subpixel = true;
-  int lrMaxDiff = 1;      // < 0 turns the left-right check off
-  bool fill = true;       // invalid pixels take the background disparity (see 6.)
+  int lrMaxDiff = 1;  // < 0 turns the left-right check off
+  bool fill = true;   // invalid pixels take the background disparity (see 6.)
   bool median = true;
 };
 
@@ -51,13 +51,17 @@ constexpr int kCensusWidth = 9, kCensusHeight = 7;
 #if defined(__CUDACC__)
 __host__ __device__
 #endif
-inline float disparityPixels(uint16_t v) { return v == kInvalidDisparity ? 0.f : static_cast<float>(v) / (1 << kSubpixelBits); }
+    inline float
+    disparityPixels(uint16_t v) {
+  return v == kInvalidDisparity ? 0.f : static_cast<float>(v) / (1 << kSubpixelBits);
+}
 
 // Fixed-point parabola offset in 1/16 pixel from the sums at d-1, d, d+1 (left, best, right).
 #if defined(__CUDACC__)
 __host__ __device__
 #endif
-inline int subpixelOffset(int left, int best, int right) {
+    inline int
+    subpixelOffset(int left, int best, int right) {
   int num = (left - right) * (1 << kSubpixelBits), den = 2 * (left + right - 2 * best);
   if (den <= 0) return 0;
   int off = num >= 0 ? (2 * num + den) / (2 * den) : -((-2 * num + den) / (2 * den));
@@ -68,7 +72,8 @@ inline int subpixelOffset(int left, int best, int right) {
 #if defined(__CUDACC__)
 __host__ __device__
 #endif
-inline int adaptiveP2(const SgmParams& p, int step) {
+    inline int
+    adaptiveP2(const SgmParams& p, int step) {
   if (!p.p2Adaptive || step <= 1) return p.p2;
   int v = p.p2 / step;
   return v < p.p1 ? p.p1 : v;

@@ -37,7 +37,8 @@ __device__ void fillRow(uint16_t* row, uint16_t* scratch, int width, int lane) {
     unsigned atOrAbove = __ballot_sync(kFullWarp, v != kInvalidDisparity) & (0xFFFFFFFFu << lane);
     unsigned nearest = __shfl_sync(kFullWarp, v, atOrAbove ? __ffs(atOrAbove) - 1 : 0);
     if (!atOrAbove) nearest = carry;
-    if (x < width && v == kInvalidDisparity) row[x] = static_cast<uint16_t>(min(nearest, static_cast<unsigned>(scratch[x])));
+    if (x < width && v == kInvalidDisparity)
+      row[x] = static_cast<uint16_t>(min(nearest, static_cast<unsigned>(scratch[x])));
     carry = __shfl_sync(kFullWarp, nearest, 0);
   }
 }
@@ -52,9 +53,11 @@ template <int D> constexpr int kRound = D >= 256 ? 4 : 8;
 
 // Lane l's sums of one pixel as D / 64 pairs: pair i holds disparities 2l + 64i (low half) and
 // 2l + 64i + 1, each half masked by `mask`. Each pair's load is a warp's 128 consecutive bytes.
-template <int D> __device__ __forceinline__ void loadSumPairs(const uint16_t* pixel, int lane, uint32_t (&pairs)[D / 64], unsigned mask) {
+template <int D> __device__ __forceinline__ void loadSumPairs(const uint16_t* pixel, int lane,
+                                                              uint32_t (&pairs)[D / 64], unsigned mask) {
 #pragma unroll
-  for (int i = 0; i < D / 64; ++i) pairs[i] = reinterpret_cast<const uint32_t*>(pixel)[lane + 32 * i] & (mask << 16 | mask);
+  for (int i = 0; i < D / 64; ++i)
+    pairs[i] = reinterpret_cast<const uint32_t*>(pixel)[lane + 32 * i] & (mask << 16 | mask);
 }
 template <int D> __device__ __forceinline__ void clearSums(uint16_t* pixel, int lane) {
 #pragma unroll
@@ -77,7 +80,9 @@ template <int D> struct RightSlots {
 };
 // A candidate at u0 + delta (delta known at compile time) from the slots of u0 and u0 + 1: no
 // address arithmetic for any atomic.
-__device__ __forceinline__ uint32_t* slotNear(uint32_t* ofU0, uint32_t* ofU1, int delta) { return delta & 1 ? ofU1 + (delta - 1) / 2 : ofU0 + delta / 2; }
+__device__ __forceinline__ uint32_t* slotNear(uint32_t* ofU0, uint32_t* ofU1, int delta) {
+  return delta & 1 ? ofU1 + (delta - 1) / 2 : ofU0 + delta / 2;
+}
 
 // Sums of a round's pixels past the warp's stretch: above any real sum (8 x 255), so their
 // candidates are never taken as the right image's match.
@@ -86,10 +91,12 @@ __device__ __forceinline__ bool isMatch(unsigned best) { return best < kPastSum 
 
 // Shared memory of a block: the right image's best (sum << 8 | d) per slot, then the left's
 // integer disparity per column.
-template <int D> size_t sharedBytesPerRow(int width) { return RightSlots<D>(width).count() * sizeof(uint32_t) + width * sizeof(uint16_t); }
+template <int D> size_t sharedBytesPerRow(int width) {
+  return RightSlots<D>(width).count() * sizeof(uint32_t) + width * sizeof(uint16_t);
+}
 
-template <int D>
-__global__ void __launch_bounds__(kWarpsPerRow<D> * 32) winnerTakesAll(SgmParams p, SgmBuffers b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence) {
+template <int D> __global__ void __launch_bounds__(kWarpsPerRow<D> * 32)
+    winnerTakesAll(SgmParams p, SgmBuffers b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence) {
   constexpr int kPairs = D / 64, kPixels = kRound<D>;
   constexpr unsigned kSumPart = costsInVolume(D) ? kSumMask : 0xFFFFu;  // of a word: its sum, without a cost above it
   static_assert(D % 64 == 0 && D <= 256, "lanes hold pairs 64 apart; a candidate's d takes a byte");
@@ -131,7 +138,8 @@ __global__ void __launch_bounds__(kWarpsPerRow<D> * 32) winnerTakesAll(SgmParams
       unsigned local = kNoMatch;
 #pragma unroll
       for (int i = 0; i < kPairs; ++i) {
-        const unsigned ds = static_cast<unsigned>(2 * lane + 64 * i) * 0x101u + 0x100u;  // d of the pair's halves in bytes 0 and 1
+        const unsigned ds =
+            static_cast<unsigned>(2 * lane + 64 * i) * 0x101u + 0x100u;  // d of the pair's halves in bytes 0 and 1
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
           const unsigned candidate = __byte_perm(sums[c][i], ds, j ? 0x7325 : 0x7104);  // sum << 8 | d
@@ -165,7 +173,8 @@ __global__ void __launch_bounds__(kWarpsPerRow<D> * 32) winnerTakesAll(SgmParams
 #pragma unroll
       for (int i = 0; i < kPairs; ++i) {
         const int t = fromWindow + 64 * i;
-        const unsigned window = (static_cast<unsigned>(t) <= 2u ? 0xFFFFu : 0u) | (static_cast<unsigned>(t + 1) <= 2u ? 0xFFFF0000u : 0u);
+        const unsigned window =
+            (static_cast<unsigned>(t) <= 2u ? 0xFFFFu : 0u) | (static_cast<unsigned>(t + 1) <= 2u ? 0xFFFF0000u : 0u);
         least = __vminu2(least, sums[c][i] | window);
       }
       second[c] = warpMin(static_cast<int>(min(least & 0xFFFFu, least >> 16)));
@@ -208,8 +217,8 @@ __global__ void __launch_bounds__(kWarpsPerRow<D> * 32) winnerTakesAll(SgmParams
   }
 }
 
-template <int D>
-void launch(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream) {
+template <int D> void launch(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> disparity,
+                             ImageView<uint8_t> confidence, cudaStream_t stream) {
   size_t bytes = sharedBytesPerRow<D>(b.width);
   allowSharedMemory(winnerTakesAll<D>, bytes, "SGM winner-takes-all (one image row)");
   launchDependent(winnerTakesAll<D>, b.height, kWarpsPerRow<D> * 32, bytes, stream, p, b, disparity, confidence);
@@ -217,12 +226,14 @@ void launch(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> dispari
 
 }  // namespace
 
-void launchWinnerTakesAll(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream) {
+void launchWinnerTakesAll(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> disparity,
+                          ImageView<uint8_t> confidence, cudaStream_t stream) {
   switch (p.disparities) {
     case 64: return launch<64>(p, b, disparity, confidence, stream);
     case 128: return launch<128>(p, b, disparity, confidence, stream);
     case 256: return launch<256>(p, b, disparity, confidence, stream);
-    default: throw std::invalid_argument("SGM: disparities must be 64, 128 or 256, not " + std::to_string(p.disparities));
+    default:
+      throw std::invalid_argument("SGM: disparities must be 64, 128 or 256, not " + std::to_string(p.disparities));
   }
 }
 

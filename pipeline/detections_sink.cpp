@@ -1,6 +1,6 @@
 // Sink `detections`: one JSON object per frame and line (source, frame, camera timestamp, frame id,
-// exposure, gain and other chunk values, host arrival on the steady clock, boxes) for every connected detections input; written as each frame
-// finishes, so a crash loses at most a line.
+// exposure, gain and other chunk values, host arrival on the steady clock, boxes) for every connected detections input;
+// written as each frame finishes, so a crash loses at most a line.
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -21,22 +21,27 @@ class DetectionsSink : public Sink {
  public:
   using Params = DetectionsParams;
   static const ParamSchema<Params>& schema() {
-    static const auto schema = ParamSchema<Params>()
-        .add("path", &Params::path, "the JSON-lines file to write (.jsonl); its folder is created when missing", anyPath())
-        .add("overwrite", &Params::overwrite, "replace an existing file (false: refuse to start)");
+    static const auto schema =
+        ParamSchema<Params>()
+            .add("path", &Params::path, "the JSON-lines file to write (.jsonl); its folder is created when missing",
+                 anyPath())
+            .add("overwrite", &Params::overwrite, "replace an existing file (false: refuse to start)");
     return schema;
   }
 
   DetectionsSink(const Params& p, ParamContext& ctx) : path_(p.path.value) {
-    if (p.path.empty()) ctx.error("path is required: the .jsonl file to write detections to");
-    else if (!p.overwrite && std::filesystem::exists(path_)) ctx.error(path_ + " exists and overwrite is false");
+    if (p.path.empty())
+      ctx.error("path is required: the .jsonl file to write detections to");
+    else if (!p.overwrite && std::filesystem::exists(path_))
+      ctx.error(path_ + " exists and overwrite is false");
   }
 
   void setup(PortSetup& ports) override {
     inputs_ = ports.connectedInputs();
     if (inputs_.empty()) ports.fail("connect at least one detections input (e.g. faces: detector.faces)");
     for (const auto& name : inputs_)
-      if (const PortSpec* spec = ports.input(name); spec && spec->kind != PortKind::detections) ports.fail("input '" + name + "' is an image; detections writes boxes");
+      if (const PortSpec* spec = ports.input(name); spec && spec->kind != PortKind::detections)
+        ports.fail("input '" + name + "' is an image; detections writes boxes");
     if (ports.devices() != PortSetup::Devices::use) {  // validate: checked, not written
       if (std::string why = whyNotWritable(path_); !why.empty()) ports.fail("cannot write " + path_ + ": " + why);
       return;
@@ -50,8 +55,12 @@ class DetectionsSink : public Sink {
 
   void consume(const SinkFrame& frame) override {
     const FrameMeta& m = frame.meta();
-    nlohmann::json line = {{"source", m.source}, {"frame", m.sequence}, {"camera_timestamp_ns", m.cameraTimestampNs},
-                           {"received_steady_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(m.received.time_since_epoch()).count()}};
+    nlohmann::json line = {
+        {"source", m.source},
+        {"frame", m.sequence},
+        {"camera_timestamp_ns", m.cameraTimestampNs},
+        {"received_steady_ns",
+         std::chrono::duration_cast<std::chrono::nanoseconds>(m.received.time_since_epoch()).count()}};
     // What the camera says of this frame (exposure 0: unknown; per frame where it sends chunk data).
     line["camera_frame_id"] = m.cameraFrameId;
     line["exposure_us"] = m.exposureUs;
@@ -82,7 +91,9 @@ class DetectionsSink : public Sink {
 }  // namespace
 
 void registerDetectionsSink(Registry& registry) {
-  registry.add<DetectionsSink>(Role::sink, "detections", "boxes of every frame as JSON lines (source, frame, timestamps, x y w h neighbors [depth])");
+  registry.add<DetectionsSink>(
+      Role::sink, "detections",
+      "boxes of every frame as JSON lines (source, frame, timestamps, x y w h neighbors [depth])");
 }
 
 }  // namespace pp

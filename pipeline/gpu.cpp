@@ -28,13 +28,15 @@ std::string gpuDescription() {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   int driver = 0;
-  if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0) || (cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0))
+  if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0) ||
+      (cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0))
     return "no NVIDIA GPU found";
   if (err == cudaErrorInsufficientDriver) {
     int runtime = 0;
     cudaRuntimeGetVersion(&runtime);
-    return "the NVIDIA driver (CUDA " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) + ") is older than this build's CUDA " +
-           std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) + ": no usable GPU";
+    return "the NVIDIA driver (CUDA " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
+           ") is older than this build's CUDA " + std::to_string(runtime / 1000) + "." +
+           std::to_string(runtime % 1000 / 10) + ": no usable GPU";
   }
   if (err != cudaSuccess) return std::string("no usable NVIDIA GPU (") + cudaGetErrorString(err) + ")";
   int device = 0;

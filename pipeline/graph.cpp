@@ -121,7 +121,7 @@ struct Graph::Impl {
   // scheduling thread, and those that wait for the device (CPU backends, waitsForDevice) with
   // everything downstream of them, run by a second thread on the frames the first hands it.
   std::vector<size_t> enqueueOrder, waitingOrder;
-  std::vector<SourcePool> pools;  // per node index (only sources use theirs)
+  std::vector<SourcePool> pools;                            // per node index (only sources use theirs)
   std::vector<std::unique_ptr<FrameQueue<size_t>>> queues;  // per node index (sources)
   std::vector<Slot> slots;
   std::unique_ptr<Stream> sinkStream;
@@ -200,7 +200,8 @@ class NodeSetup : public PortSetup {
       if (g_.nodes[i].spec->name == in->from.node) producer = &g_.nodes[i], producerIndex = i;
     if (!producer || !producer->ok) {  // reported already, or upstream failed
       n_.ok = false;
-      if (producer && std::find(uncheckedFrom_.begin(), uncheckedFrom_.end(), producer->spec->name) == uncheckedFrom_.end())
+      if (producer &&
+          std::find(uncheckedFrom_.begin(), uncheckedFrom_.end(), producer->spec->name) == uncheckedFrom_.end())
         uncheckedFrom_.push_back(producer->spec->name);
       return nullptr;
     }
@@ -210,7 +211,8 @@ class NodeSetup : public PortSetup {
       for (const auto& [port, o] : producer->outputs) names.push_back(port);
       std::string hint = suggestion(in->from.port, names);
       error(in->mark, n_.spec->keyPath + ".inputs." + name,
-            "'" + in->from.node + "' has no output '" + in->from.port + "'" + (hint.empty() ? "" : "; " + hint) + " (outputs: " + joinList(names) + ")");
+            "'" + in->from.node + "' has no output '" + in->from.port + "'" + (hint.empty() ? "" : "; " + hint) +
+                " (outputs: " + joinList(names) + ")");
       return nullptr;
     }
     Binding b;
@@ -232,12 +234,14 @@ class NodeSetup : public PortSetup {
   const PortSpec* imageInput(const std::string& name, const std::vector<Format>& allowed, bool required) override {
     const PortSpec* spec = input(name, required);
     if (!spec) return nullptr;
-    bool formatOk = spec->kind == PortKind::image && std::find(allowed.begin(), allowed.end(), spec->format) != allowed.end();
+    bool formatOk =
+        spec->kind == PortKind::image && std::find(allowed.begin(), allowed.end(), spec->format) != allowed.end();
     if (!formatOk) {
       std::vector<std::string> names;
       for (Format f : allowed) names.push_back(toString(f));
       error(configured(name)->mark, n_.spec->keyPath + ".inputs." + name,
-            "expects an image of format " + joinList(names, " or ") + ", but " + configured(name)->from.text() + " is " + spec->text());
+            "expects an image of format " + joinList(names, " or ") + ", but " + configured(name)->from.text() +
+                " is " + spec->text());
       return nullptr;
     }
     return spec;
@@ -302,15 +306,18 @@ class NodeSetup : public PortSetup {
 
 // Backend of a stage: --backend, else the stage's own, else the pipeline's; auto takes CUDA when
 // a device is present and the stage has a CUDA backend.
-std::optional<Backend> chooseBackend(const NodeSpec& spec, const Stage& stage, const PipelineSpec& pipeline, const GraphOptions& options,
-                                     Diagnostics& d) {
-  std::string wanted = !options.backend.empty() ? options.backend : !spec.backend.empty() ? spec.backend : pipeline.pipeline.backend;
+std::optional<Backend> chooseBackend(const NodeSpec& spec, const Stage& stage, const PipelineSpec& pipeline,
+                                     const GraphOptions& options, Diagnostics& d) {
+  std::string wanted = !options.backend.empty() ? options.backend
+                       : !spec.backend.empty()  ? spec.backend
+                                                : pipeline.pipeline.backend;
   bool forcedHere = options.backend.empty() && !spec.backend.empty();
   if (wanted == "cpu") return Backend::cpu;
   if (wanted == "cuda") {
     if (!stage.hasCuda()) {
       if (forcedHere) {
-        d.error(spec.mark, spec.keyPath + ".backend", "stage type '" + spec.type + "' has no CUDA backend (allowed: cpu, auto)");
+        d.error(spec.mark, spec.keyPath + ".backend",
+                "stage type '" + spec.type + "' has no CUDA backend (allowed: cpu, auto)");
         return std::nullopt;
       }
       spdlog::info("{}: '{}' has no CUDA backend; using cpu", spec.keyPath, spec.type);
@@ -327,7 +334,8 @@ std::optional<Backend> chooseBackend(const NodeSpec& spec, const Stage& stage, c
 
 }  // namespace
 
-std::unique_ptr<Graph> Graph::build(const PipelineSpec& given, const Registry& registry, Diagnostics& d, const GraphOptions& options) {
+std::unique_ptr<Graph> Graph::build(const PipelineSpec& given, const Registry& registry, Diagnostics& d,
+                                    const GraphOptions& options) {
   auto g = std::make_unique<Impl>();
   g->spec = given;
   const PipelineSpec& spec = g->spec;
@@ -346,7 +354,8 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& given, const Registry& r
         auto names = registry.names(ns.role);
         std::string hint = suggestion(ns.type, names);
         d.error(ns.typeMark, ns.keyPath + ".type",
-                "unknown " + std::string(roleName(ns.role)) + " type '" + ns.type + "'" + (hint.empty() ? "" : "; " + hint) + " (types: " + joinList(names) + ")");
+                "unknown " + std::string(roleName(ns.role)) + " type '" + ns.type + "'" +
+                    (hint.empty() ? "" : "; " + hint) + " (types: " + joinList(names) + ")");
       }
       n.ok = false;
     } else {
@@ -355,9 +364,12 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& given, const Registry& r
       std::visit(
           [&](auto& ptr) {
             using T = std::decay_t<decltype(*ptr)>;
-            if constexpr (std::is_same_v<T, Source>) n.source = std::move(ptr);
-            else if constexpr (std::is_same_v<T, Stage>) n.stage = std::move(ptr);
-            else n.sink = std::move(ptr);
+            if constexpr (std::is_same_v<T, Source>)
+              n.source = std::move(ptr);
+            else if constexpr (std::is_same_v<T, Stage>)
+              n.stage = std::move(ptr);
+            else
+              n.sink = std::move(ptr);
           },
           created);
       n.ok = n.source || n.stage || n.sink;
@@ -385,7 +397,9 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& given, const Registry& r
       std::string where = n.spec->keyPath + ".inputs." + in.port;
       if (p == kNone) {
         std::string hint = suggestion(in.from.node, producers);
-        d.error(in.mark, where, "no source or stage named '" + in.from.node + "'" + (hint.empty() ? "" : "; " + hint) + " (nodes: " + joinList(producers) + ")");
+        d.error(in.mark, where,
+                "no source or stage named '" + in.from.node + "'" + (hint.empty() ? "" : "; " + hint) +
+                    " (nodes: " + joinList(producers) + ")");
         n.ok = false;
       } else if (g->nodes[p].spec->role == Role::sink) {
         d.error(in.mark, where, "'" + in.from.node + "' is a sink; sinks have no outputs");
@@ -405,7 +419,8 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& given, const Registry& r
       if (p == kNone || g->nodes[p].spec->role != Role::stage) continue;
       if (state[p] == 1) {
         std::string cycle;
-        for (auto it = std::find(path.begin(), path.end(), p); it != path.end(); ++it) cycle += g->nodes[*it].spec->name + " -> ";
+        for (auto it = std::find(path.begin(), path.end(), p); it != path.end(); ++it)
+          cycle += g->nodes[*it].spec->name + " -> ";
         d.error(in.mark, g->nodes[i].spec->keyPath + ".inputs." + in.port, "cycle: " + cycle + g->nodes[p].spec->name);
         g->nodes[i].ok = false;
       } else if (state[p] == 0) {
@@ -440,12 +455,15 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& given, const Registry& r
       unchecked.push_back(n.spec->name + " (reads " + joinList(setup.uncheckedFrom_) + ")");
   }
   // Pairing by camera timestamp compares clocks: they must agree.
-  if (spec.pipeline.pairBy == "camera_timestamp" && g->sources.size() > 1 && g->options.devices == PortSetup::Devices::use)
+  if (spec.pipeline.pairBy == "camera_timestamp" && g->sources.size() > 1 &&
+      g->options.devices == PortSetup::Devices::use)
     for (size_t i : g->sources)
       if (g->nodes[i].ok && g->nodes[i].source && !g->nodes[i].source->sharesClock())
-        d.error(g->nodes[i].spec->mark, g->nodes[i].spec->keyPath,
-                "pipeline.pair_by is camera_timestamp, but this camera's clock is its own: set ptp: true (IEEE 1588) on every camera, or pair_by: arrival "
-                "(right for cameras fired by one trigger: a hardware line, or trigger: software with one trigger_group)");
+        d.error(
+            g->nodes[i].spec->mark, g->nodes[i].spec->keyPath,
+            "pipeline.pair_by is camera_timestamp, but this camera's clock is its own: set ptp: true (IEEE 1588) on "
+            "every camera, or pair_by: arrival "
+            "(right for cameras fired by one trigger: a hardware line, or trigger: software with one trigger_group)");
   if (!unchecked.empty())
     d.note("not checked, since they read from nodes with errors or not checked: " + joinList(unchecked, "; "));
   if (!d.empty() || g->uncheckedNodes) return nullptr;
@@ -499,8 +517,9 @@ void Graph::Impl::allocate() {
     for (auto& set : pools[s].sets)
       for (const auto& [port, out] : nodes[s].outputs)
         if (out.spec.kind == PortKind::image)
-          set.images.emplace(port, Image(out.spec.format, out.spec.width, out.spec.height, out.memory, out.spec.pitch ? out.spec.pitch : pitchFor(out.spec.format, out.spec.width),
-                                          out.spec.tail));
+          set.images.emplace(
+              port, Image(out.spec.format, out.spec.width, out.spec.height, out.memory,
+                          out.spec.pitch ? out.spec.pitch : pitchFor(out.spec.format, out.spec.width), out.spec.tail));
     pools[s].init();
     Source& source = *nodes[s].source;
     if (source.fillsOwnBuffers()) {
@@ -545,9 +564,11 @@ namespace {
 // The frame a source fills: in the set the graph gave it, or in the one it names (own buffers).
 class SourceFrameImpl : public SourceFrame {
  public:
-  SourceFrameImpl(SourcePool& pool, size_t set, bool ownBuffers, FrameMeta& meta) : pool_(pool), set_(set), own_(ownBuffers), meta_(meta) {}
+  SourceFrameImpl(SourcePool& pool, size_t set, bool ownBuffers, FrameMeta& meta)
+      : pool_(pool), set_(set), own_(ownBuffers), meta_(meta) {}
   Image& out(const std::string& port) override {
-    if (set_ == kNone) throw std::logic_error("a source that fills its own buffers wrote output '" + port + "' before useSet()");
+    if (set_ == kNone)
+      throw std::logic_error("a source that fills its own buffers wrote output '" + port + "' before useSet()");
     return pool_.sets.at(set_).images.at(port);
   }
   FrameMeta& meta() override { return meta_; }
@@ -573,7 +594,8 @@ class StageContext : public ProcessContext {
   const Image& in(const std::string& port) const override { return g_.inputImage(slot_, node_, binding(port)); }
   Image& out(const std::string& port) override {
     auto it = slot_.images[node_].find(port);
-    if (it == slot_.images[node_].end()) throw std::logic_error("stage '" + n_.spec->name + "' wrote output '" + port + "' it did not declare");
+    if (it == slot_.images[node_].end())
+      throw std::logic_error("stage '" + n_.spec->name + "' wrote output '" + port + "' it did not declare");
     return it->second;
   }
   const Detections& detectionsIn(const std::string& port) const override {
@@ -616,7 +638,9 @@ class SinkFrameImpl : public SinkFrame {
   size_t node_;
 };
 
-double millisecondsBetween(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+double millisecondsBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
 
 }  // namespace
 
@@ -701,8 +725,9 @@ bool Graph::Impl::pairFrames(Slot& slot) {
   if (sources.size() < 2 || p.pairToleranceMs <= 0) return true;
   auto time = [&](size_t s) {
     const FrameMeta& m = pools[s].sets[slot.sourceSets[s]].meta;
-    return p.pairBy == "camera_timestamp" ? static_cast<double>(m.cameraTimestampNs) * 1e-6
-                                          : std::chrono::duration<double, std::milli>(m.received.time_since_epoch()).count();
+    return p.pairBy == "camera_timestamp"
+               ? static_cast<double>(m.cameraTimestampNs) * 1e-6
+               : std::chrono::duration<double, std::milli>(m.received.time_since_epoch()).count();
   };
   for (int unpaired = 1;; ++unpaired) {
     size_t oldest = sources.front(), newest = sources.front();
@@ -714,7 +739,10 @@ bool Graph::Impl::pairFrames(Slot& slot) {
     pools[oldest].release(std::exchange(slot.sourceSets[oldest], kNone));
     metrics->recordUnpaired(nodes[oldest].metricsIndex);
     if (unpaired == 100)
-      spdlog::warn("100 frames in a row without a pair within pair_tolerance_ms ({} ms): are the cameras triggered together, at the same rate?", p.pairToleranceMs);
+      spdlog::warn(
+          "100 frames in a row without a pair within pair_tolerance_ms ({} ms): are the cameras triggered together, at "
+          "the same rate?",
+          p.pairToleranceMs);
     auto next = queues[oldest]->pop();
     if (!next) return false;
     slot.sourceSets[oldest] = *next;
@@ -800,7 +828,8 @@ void Graph::Impl::runWaitingStages(FrameQueue<size_t>& enqueued, FrameQueue<size
         }
       slot.sinkReady.record(sinkStreamHandle);
     } catch (const std::exception& e) {
-      std::string who = current == kNone ? "copying results for the sinks" : "stage '" + nodes[current].spec->name + "'";
+      std::string who =
+          current == kNone ? "copying results for the sinks" : "stage '" + nodes[current].spec->name + "'";
       fail(who + " failed on frame " + std::to_string(slot.index) + ": " + e.what());
       releaseAfterFailure(*k);
       broken = true, waitingFailed = true;
@@ -910,8 +939,10 @@ void Graph::run() {
 std::string Graph::describe() const {
   std::string out;
   for (const auto& n : impl_->nodes) {
-    out += std::string(roleName(n.spec->role)) + " " + n.spec->name + " (" + n.spec->type + (n.stage ? ", " + std::string(backendName(n.backend)) : "") + ")";
-    for (const auto& b : n.inputs) out += " <- " + b.port + "=" + impl_->nodes[b.producer].spec->name + "." + b.producerPort;
+    out += std::string(roleName(n.spec->role)) + " " + n.spec->name + " (" + n.spec->type +
+           (n.stage ? ", " + std::string(backendName(n.backend)) : "") + ")";
+    for (const auto& b : n.inputs)
+      out += " <- " + b.port + "=" + impl_->nodes[b.producer].spec->name + "." + b.producerPort;
     for (const auto& [port, o] : n.outputs) out += " -> " + port + " [" + o.spec.text() + "]";
     out += "\n";
   }

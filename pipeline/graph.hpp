@@ -16,9 +16,9 @@
 namespace pp {
 
 struct GraphOptions {
-  std::string backend;            // "" keeps the config's; else overrides every stage
-  uint64_t maxFrames = 0;         // 0: until the sources end or stop()
-  bool logSummaries = true;       // a summary line on stderr every metrics.interval_s
+  std::string backend;       // "" keeps the config's; else overrides every stage
+  uint64_t maxFrames = 0;    // 0: until the sources end or stop()
+  bool logSummaries = true;  // a summary line on stderr every metrics.interval_s
   // validate: check the config only (Devices::none), or also read the cameras (Devices::readOnly);
   // build() then returns nullptr with no error when something was left unchecked, else a graph that
   // describes itself but allocates nothing and cannot run.
@@ -45,7 +45,7 @@ class Graph {
   void stop();
 
   Metrics& metrics();
-  std::string describe() const;                // one line a node: name, type, backend, ports
+  std::string describe() const;                   // one line a node: name, type, backend, ports
   std::vector<std::string> destinations() const;  // where the sinks wrote
 
   struct Impl;

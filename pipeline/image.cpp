@@ -31,12 +31,16 @@ size_t pitchFor(Format format, int width) {
   return (row + kRowAlignment - 1) / kRowAlignment * kRowAlignment;
 }
 
-Image::Image(Format format, int width, int height, MemoryKind memory) : Image(format, width, height, memory, pitchFor(format, width)) {}
+Image::Image(Format format, int width, int height, MemoryKind memory)
+    : Image(format, width, height, memory, pitchFor(format, width)) {}
 
 Image::Image(Format format, int width, int height, MemoryKind memory, size_t pitch, size_t tail)
     : format_(format), width_(width), height_(height), pitch_(pitch), tail_(tail), memory_(memory) {
-  if (width <= 0 || height <= 0) throw std::invalid_argument("image size must be positive, got " + std::to_string(width) + "x" + std::to_string(height));
-  if (pitch < pixelBytes(format) * static_cast<size_t>(width)) throw std::invalid_argument("image pitch " + std::to_string(pitch) + " is shorter than a row");
+  if (width <= 0 || height <= 0)
+    throw std::invalid_argument("image size must be positive, got " + std::to_string(width) + "x" +
+                                std::to_string(height));
+  if (pitch < pixelBytes(format) * static_cast<size_t>(width))
+    throw std::invalid_argument("image pitch " + std::to_string(pitch) + " is shorter than a row");
   void* p = nullptr;
   // Whole alignment units: aligned_alloc takes no other size (a camera's packed rows and chunk tail
   // need not make one).
@@ -51,12 +55,9 @@ Image::Image(Format format, int width, int height, MemoryKind memory, size_t pit
       // Mapped so that an integrated GPU can read it in place.
       PP_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
       break;
-    case MemoryKind::device:
-      PP_CUDA_CHECK(cudaMalloc(&p, bytes));
-      break;
+    case MemoryKind::device: PP_CUDA_CHECK(cudaMalloc(&p, bytes)); break;
 #else
-    default:
-      throw std::logic_error(toString(memory) + " memory needs a CUDA build");
+    default: throw std::logic_error(toString(memory) + " memory needs a CUDA build");
 #endif
   }
   ++allocationCount;
@@ -93,11 +94,13 @@ void copyImage(const Image& src, Image& dst, StreamHandle stream) {
     if (stream) PP_CUDA_CHECK(cudaStreamSynchronize(stream));
 #endif
     for (int y = 0; y < src.height(); ++y)
-      std::memcpy(static_cast<char*>(dst.data()) + y * dst.pitch(), static_cast<const char*>(src.data()) + y * src.pitch(), rowBytes);
+      std::memcpy(static_cast<char*>(dst.data()) + y * dst.pitch(),
+                  static_cast<const char*>(src.data()) + y * src.pitch(), rowBytes);
     return;
   }
 #if POLARPIPE_HAS_CUDA
-  PP_CUDA_CHECK(cudaMemcpy2DAsync(dst.data(), dst.pitch(), src.data(), src.pitch(), rowBytes, src.height(), cudaMemcpyDefault, stream));
+  PP_CUDA_CHECK(cudaMemcpy2DAsync(dst.data(), dst.pitch(), src.data(), src.pitch(), rowBytes, src.height(),
+                                  cudaMemcpyDefault, stream));
 #endif
 }
 

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "pipeline/gpu.hpp"
 #include "cuda/image_view.hpp"
+#include "pipeline/gpu.hpp"
 
 namespace pp {
 
@@ -46,7 +46,8 @@ class Image {
 
  private:
   template <class T> void check() const {
-    if (DepthOf<T>::value != format_.depth) throw std::logic_error("image of format " + toString(format_) + " viewed as another depth");
+    if (DepthOf<T>::value != format_.depth)
+      throw std::logic_error("image of format " + toString(format_) + " viewed as another depth");
   }
   struct Free {
     MemoryKind memory;

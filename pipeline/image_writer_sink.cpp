@@ -21,10 +21,12 @@ class ImageWriterSink : public Sink {
  public:
   using Params = ImageWriterParams;
   static const ParamSchema<Params>& schema() {
-    static const auto schema = ParamSchema<Params>()
-        .add("dir", &Params::dir, "output folder, created when missing; files are INPUT_FRAME.EXT")
-        .add("format", &Params::format, "file format of 8 and 16-bit planes (float planes are always .pfm)", oneOf({"png", "pgm"}))
-        .add("every", &Params::every, "write every Nth frame", intIn(1, 1000000));
+    static const auto schema =
+        ParamSchema<Params>()
+            .add("dir", &Params::dir, "output folder, created when missing; files are INPUT_FRAME.EXT")
+            .add("format", &Params::format, "file format of 8 and 16-bit planes (float planes are always .pfm)",
+                 oneOf({"png", "pgm"}))
+            .add("every", &Params::every, "write every Nth frame", intIn(1, 1000000));
     return schema;
   }
 
@@ -37,10 +39,12 @@ class ImageWriterSink : public Sink {
     if (inputs_.empty()) ports.fail("connect at least one image under inputs");
     for (const auto& name : inputs_) {
       const PortSpec* spec = ports.input(name);
-      if (spec && spec->kind != PortKind::image) ports.fail("input '" + name + "' carries detections; image_writer writes images");
+      if (spec && spec->kind != PortKind::image)
+        ports.fail("input '" + name + "' carries detections; image_writer writes images");
     }
     if (ports.devices() != PortSetup::Devices::use) {  // validate: checked, not made
-      if (std::string why = whyNotWritable(params_.dir.value, true); !why.empty()) ports.fail("cannot write to " + params_.dir.value + ": " + why);
+      if (std::string why = whyNotWritable(params_.dir.value, true); !why.empty())
+        ports.fail("cannot write to " + params_.dir.value + ": " + why);
       return;
     }
     std::error_code ec;
@@ -52,7 +56,10 @@ class ImageWriterSink : public Sink {
     if (frame.meta().sequence % static_cast<uint64_t>(params_.every) != 0) return;
     for (const auto& name : inputs_) {
       const Image& image = frame.in(name);
-      const char* ext = image.format().depth == Depth::f32 ? "pfm" : params_.format == "pgm" && image.format().channels != 4 ? (image.format().channels == 1 ? "pgm" : "ppm") : "png";
+      const char* ext = image.format().depth == Depth::f32 ? "pfm"
+                        : params_.format == "pgm" && image.format().channels != 4
+                            ? (image.format().channels == 1 ? "pgm" : "ppm")
+                            : "png";
       char file[64];
       std::snprintf(file, sizeof file, "_%06llu.%s", static_cast<unsigned long long>(frame.meta().sequence), ext);
       writeImage((std::filesystem::path(params_.dir.value) / (name + file)).string(), image);
@@ -71,7 +78,8 @@ class ImageWriterSink : public Sink {
 }  // namespace
 
 void registerImageWriterSink(Registry& registry) {
-  registry.add<ImageWriterSink>(Role::sink, "image_writer", "each frame's chosen planes as PNG/PGM (integer) or PFM (float) files");
+  registry.add<ImageWriterSink>(Role::sink, "image_writer",
+                                "each frame's chosen planes as PNG/PGM (integer) or PFM (float) files");
 }
 
 void registerImagesSource(Registry& registry);

@@ -48,13 +48,15 @@ class ImagesSource : public Source {
  public:
   using Params = ImagesParams;
   static const ParamSchema<Params>& schema() {
-    static const auto schema = ParamSchema<Params>()
-        .add("path", &Params::path, "folder or glob of images (output 'image'); relative to the config file")
-        .add("left", &Params::left, "folder or glob of left images (outputs 'left' and 'right', paired by file name)")
-        .add("right", &Params::right, "folder or glob of right images, same file names as left")
-        .add("fps", &Params::fps, "frames per second; 0 reads as fast as the graph takes them", numberIn(0, 10000))
-        .add("loop", &Params::loop, "start again after the last file")
-        .add("grey", &Params::grey, "8-bit colour files become grey (u8x1) as they are read");
+    static const auto schema =
+        ParamSchema<Params>()
+            .add("path", &Params::path, "folder or glob of images (output 'image'); relative to the config file")
+            .add("left", &Params::left,
+                 "folder or glob of left images (outputs 'left' and 'right', paired by file name)")
+            .add("right", &Params::right, "folder or glob of right images, same file names as left")
+            .add("fps", &Params::fps, "frames per second; 0 reads as fast as the graph takes them", numberIn(0, 10000))
+            .add("loop", &Params::loop, "start again after the last file")
+            .add("grey", &Params::grey, "8-bit colour files become grey (u8x1) as they are read");
     return schema;
   }
 
@@ -78,15 +80,18 @@ class ImagesSource : public Source {
     ports_ = {"left", "right"};
     for (const auto& l : left) {
       auto name = std::filesystem::path(l).filename();
-      auto match = std::find_if(right.begin(), right.end(), [&](const std::string& r) { return std::filesystem::path(r).filename() == name; });
+      auto match = std::find_if(right.begin(), right.end(),
+                                [&](const std::string& r) { return std::filesystem::path(r).filename() == name; });
       if (match == right.end()) {
-        ctx.diagnostics.error(ctx.node["right"], ctx.keyPath + ".right", "no right image named '" + name.string() + "' to pair with " + l);
+        ctx.diagnostics.error(ctx.node["right"], ctx.keyPath + ".right",
+                              "no right image named '" + name.string() + "' to pair with " + l);
         return;
       }
       files_.push_back(l);
       files_.push_back(*match);
     }
-    if (right.size() != left.size()) ctx.diagnostics.error(ctx.node["right"], ctx.keyPath + ".right", "has files without a left partner");
+    if (right.size() != left.size())
+      ctx.diagnostics.error(ctx.node["right"], ctx.keyPath + ".right", "has files without a left partner");
   }
 
   void setup(PortSetup& ports) override {
@@ -115,7 +120,8 @@ class ImagesSource : public Source {
     if (params_.fps > 0) {
       auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / params_.fps));
       if (due_ == Clock::time_point{}) due_ = Clock::now();
-      while (Clock::now() < due_ && !stopping()) std::this_thread::sleep_for(std::min<Clock::duration>(due_ - Clock::now(), std::chrono::milliseconds(20)));
+      while (Clock::now() < due_ && !stopping())
+        std::this_thread::sleep_for(std::min<Clock::duration>(due_ - Clock::now(), std::chrono::milliseconds(20)));
       if (stopping()) return false;
       due_ += period;
     }

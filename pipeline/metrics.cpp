@@ -96,10 +96,11 @@ std::string Metrics::summaryLine() {
   lastSummary_ = now;
   framesAtLastSummary_ = latencyMs_.count();
   char line[256];
-  std::snprintf(line, sizeof line, "frames %llu | fps %.1f | latency p50 %.1f ms p99 %.1f ms | drops %llu | slots %d/%d",
-                static_cast<unsigned long long>(latencyMs_.count()), seconds > 0 ? frames / seconds : 0.0, latencyMs_.percentile(50),
-                latencyMs_.percentile(99), static_cast<unsigned long long>(std::accumulate(drops_.begin(), drops_.end(), uint64_t{0})),
-                slotsInUse_, slots_);
+  std::snprintf(
+      line, sizeof line, "frames %llu | fps %.1f | latency p50 %.1f ms p99 %.1f ms | drops %llu | slots %d/%d",
+      static_cast<unsigned long long>(latencyMs_.count()), seconds > 0 ? frames / seconds : 0.0,
+      latencyMs_.percentile(50), latencyMs_.percentile(99),
+      static_cast<unsigned long long>(std::accumulate(drops_.begin(), drops_.end(), uint64_t{0})), slotsInUse_, slots_);
   return line;
 }
 
@@ -116,7 +117,8 @@ std::string Metrics::table() const {
   std::ostringstream out;
   char line[256];
   double seconds = std::chrono::duration<double>(Clock::now() - started_).count();
-  std::snprintf(line, sizeof line, "%-20s %-7s %8s %10s %10s %10s %10s\n", "stage", "backend", "frames", "cpu ms", "cpu p99", "gpu ms", "gpu p99");
+  std::snprintf(line, sizeof line, "%-20s %-7s %8s %10s %10s %10s %10s\n", "stage", "backend", "frames", "cpu ms",
+                "cpu p99", "gpu ms", "gpu p99");
   out << line;
   for (size_t i = 0; i < stages_.size(); ++i) {
     bool gpu = stages_[i].backend == Backend::cuda;
@@ -125,13 +127,15 @@ std::string Metrics::table() const {
       std::snprintf(gpuMean, sizeof gpuMean, "%.3f", gpuMs_[i].mean());
       std::snprintf(gpuP99, sizeof gpuP99, "%.3f", gpuMs_[i].percentile(99));
     }
-    std::snprintf(line, sizeof line, "%-20s %-7s %8llu %10.3f %10.3f %10s %10s\n", stages_[i].name.c_str(), backendName(stages_[i].backend),
-                  static_cast<unsigned long long>(cpuMs_[i].count()), cpuMs_[i].mean(), cpuMs_[i].percentile(99), gpuMean, gpuP99);
+    std::snprintf(line, sizeof line, "%-20s %-7s %8llu %10.3f %10.3f %10s %10s\n", stages_[i].name.c_str(),
+                  backendName(stages_[i].backend), static_cast<unsigned long long>(cpuMs_[i].count()), cpuMs_[i].mean(),
+                  cpuMs_[i].percentile(99), gpuMean, gpuP99);
     out << line;
   }
   for (size_t i = 0; i < sources_.size(); ++i) {
     std::snprintf(line, sizeof line, "source %-13s dropped %llu, incomplete %llu, unpaired %llu\n", sources_[i].c_str(),
-                  static_cast<unsigned long long>(drops_[i]), static_cast<unsigned long long>(incomplete_[i]), static_cast<unsigned long long>(unpaired_[i]));
+                  static_cast<unsigned long long>(drops_[i]), static_cast<unsigned long long>(incomplete_[i]),
+                  static_cast<unsigned long long>(unpaired_[i]));
     out << line;
   }
   for (size_t i = 0; i < counters_.size(); ++i) {
@@ -140,9 +144,11 @@ std::string Metrics::table() const {
     out << " " << counter.name << " " << counter.value->load();
     if (i + 1 == counters_.size()) out << "\n";
   }
-  std::snprintf(line, sizeof line, "frames %llu in %.2f s (%.1f fps), latency mean %.2f ms p50 %.2f ms p99 %.2f ms, slots peak %d/%d\n",
-                static_cast<unsigned long long>(latencyMs_.count()), seconds, seconds > 0 ? latencyMs_.count() / seconds : 0.0,
-                latencyMs_.mean(), latencyMs_.percentile(50), latencyMs_.percentile(99), slotsPeak_, slots_);
+  std::snprintf(line, sizeof line,
+                "frames %llu in %.2f s (%.1f fps), latency mean %.2f ms p50 %.2f ms p99 %.2f ms, slots peak %d/%d\n",
+                static_cast<unsigned long long>(latencyMs_.count()), seconds,
+                seconds > 0 ? latencyMs_.count() / seconds : 0.0, latencyMs_.mean(), latencyMs_.percentile(50),
+                latencyMs_.percentile(99), slotsPeak_, slots_);
   out << line;
   return out.str();
 }
@@ -152,23 +158,35 @@ std::string Metrics::prometheus() const {
   std::ostringstream out;
   out << "# HELP polarpipe_frames_total Frames that reached the sinks.\n# TYPE polarpipe_frames_total counter\n"
       << "polarpipe_frames_total " << latencyMs_.count() << "\n";
-  out << "# HELP polarpipe_latency_ms End-to-end latency from frame arrival to the sinks.\n# TYPE polarpipe_latency_ms summary\n";
-  for (double q : {0.5, 0.99}) out << "polarpipe_latency_ms{quantile=\"" << q << "\"} " << latencyMs_.percentile(q * 100) << "\n";
+  out << "# HELP polarpipe_latency_ms End-to-end latency from frame arrival to the sinks.\n# TYPE polarpipe_latency_ms "
+         "summary\n";
+  for (double q : {0.5, 0.99})
+    out << "polarpipe_latency_ms{quantile=\"" << q << "\"} " << latencyMs_.percentile(q * 100) << "\n";
   out << "polarpipe_latency_ms_sum " << latencyMs_.mean() * static_cast<double>(latencyMs_.count()) << "\n"
       << "polarpipe_latency_ms_count " << latencyMs_.count() << "\n";
-  out << "# HELP polarpipe_stage_cpu_ms_sum CPU time spent in each stage's process().\n# TYPE polarpipe_stage_cpu_ms_sum counter\n";
+  out << "# HELP polarpipe_stage_cpu_ms_sum CPU time spent in each stage's process().\n# TYPE "
+         "polarpipe_stage_cpu_ms_sum counter\n";
   for (size_t i = 0; i < stages_.size(); ++i)
-    out << "polarpipe_stage_cpu_ms_sum{stage=\"" << stages_[i].name << "\"} " << cpuMs_[i].mean() * static_cast<double>(cpuMs_[i].count()) << "\n";
-  out << "# HELP polarpipe_stage_gpu_ms_sum GPU time of each CUDA stage, from CUDA events.\n# TYPE polarpipe_stage_gpu_ms_sum counter\n";
+    out << "polarpipe_stage_cpu_ms_sum{stage=\"" << stages_[i].name << "\"} "
+        << cpuMs_[i].mean() * static_cast<double>(cpuMs_[i].count()) << "\n";
+  out << "# HELP polarpipe_stage_gpu_ms_sum GPU time of each CUDA stage, from CUDA events.\n# TYPE "
+         "polarpipe_stage_gpu_ms_sum counter\n";
   for (size_t i = 0; i < stages_.size(); ++i)
     if (stages_[i].backend == Backend::cuda)
-      out << "polarpipe_stage_gpu_ms_sum{stage=\"" << stages_[i].name << "\"} " << gpuMs_[i].mean() * static_cast<double>(gpuMs_[i].count()) << "\n";
-  out << "# HELP polarpipe_stage_frames_total Frames each stage processed.\n# TYPE polarpipe_stage_frames_total counter\n";
-  for (size_t i = 0; i < stages_.size(); ++i) out << "polarpipe_stage_frames_total{stage=\"" << stages_[i].name << "\"} " << cpuMs_[i].count() << "\n";
-  out << "# HELP polarpipe_source_dropped_total Frames a live source dropped because the graph was behind.\n# TYPE polarpipe_source_dropped_total counter\n";
-  for (size_t i = 0; i < sources_.size(); ++i) out << "polarpipe_source_dropped_total{source=\"" << sources_[i] << "\"} " << drops_[i] << "\n";
-  out << "# HELP polarpipe_source_incomplete_total Incomplete frames received.\n# TYPE polarpipe_source_incomplete_total counter\n";
-  for (size_t i = 0; i < sources_.size(); ++i) out << "polarpipe_source_incomplete_total{source=\"" << sources_[i] << "\"} " << incomplete_[i] << "\n";
+      out << "polarpipe_stage_gpu_ms_sum{stage=\"" << stages_[i].name << "\"} "
+          << gpuMs_[i].mean() * static_cast<double>(gpuMs_[i].count()) << "\n";
+  out << "# HELP polarpipe_stage_frames_total Frames each stage processed.\n# TYPE polarpipe_stage_frames_total "
+         "counter\n";
+  for (size_t i = 0; i < stages_.size(); ++i)
+    out << "polarpipe_stage_frames_total{stage=\"" << stages_[i].name << "\"} " << cpuMs_[i].count() << "\n";
+  out << "# HELP polarpipe_source_dropped_total Frames a live source dropped because the graph was behind.\n# TYPE "
+         "polarpipe_source_dropped_total counter\n";
+  for (size_t i = 0; i < sources_.size(); ++i)
+    out << "polarpipe_source_dropped_total{source=\"" << sources_[i] << "\"} " << drops_[i] << "\n";
+  out << "# HELP polarpipe_source_incomplete_total Incomplete frames received.\n# TYPE "
+         "polarpipe_source_incomplete_total counter\n";
+  for (size_t i = 0; i < sources_.size(); ++i)
+    out << "polarpipe_source_incomplete_total{source=\"" << sources_[i] << "\"} " << incomplete_[i] << "\n";
   // One family per counter name, labelled by node.
   std::vector<std::string> names;
   for (const auto& [node, counter] : counters_)
@@ -178,15 +196,22 @@ std::string Metrics::prometheus() const {
     for (const auto& [node, counter] : counters_) {
       if (counter.name != name) continue;
       std::string family = "polarpipe_" + name + (counter.gauge ? "" : "_total");
-      if (first) out << "# HELP " << family << " " << counter.help << "\n# TYPE " << family << (counter.gauge ? " gauge\n" : " counter\n");
+      if (first)
+        out << "# HELP " << family << " " << counter.help << "\n# TYPE " << family
+            << (counter.gauge ? " gauge\n" : " counter\n");
       first = false;
       out << family << "{node=\"" << node << "\"} " << counter.value->load() << "\n";
     }
   }
-  out << "# HELP polarpipe_source_unpaired_total Frames dropped because no frame of the other sources was within pair_tolerance_ms.\n# TYPE polarpipe_source_unpaired_total counter\n";
-  for (size_t i = 0; i < sources_.size(); ++i) out << "polarpipe_source_unpaired_total{source=\"" << sources_[i] << "\"} " << unpaired_[i] << "\n";
-  out << "# HELP polarpipe_slots_in_use Frame slots in flight.\n# TYPE polarpipe_slots_in_use gauge\npolarpipe_slots_in_use " << slotsInUse_ << "\n";
-  out << "# HELP polarpipe_slots Frame slots (frames_in_flight).\n# TYPE polarpipe_slots gauge\npolarpipe_slots " << slots_ << "\n";
+  out << "# HELP polarpipe_source_unpaired_total Frames dropped because no frame of the other sources was within "
+         "pair_tolerance_ms.\n# TYPE polarpipe_source_unpaired_total counter\n";
+  for (size_t i = 0; i < sources_.size(); ++i)
+    out << "polarpipe_source_unpaired_total{source=\"" << sources_[i] << "\"} " << unpaired_[i] << "\n";
+  out << "# HELP polarpipe_slots_in_use Frame slots in flight.\n# TYPE polarpipe_slots_in_use "
+         "gauge\npolarpipe_slots_in_use "
+      << slotsInUse_ << "\n";
+  out << "# HELP polarpipe_slots Frame slots (frames_in_flight).\n# TYPE polarpipe_slots gauge\npolarpipe_slots "
+      << slots_ << "\n";
   return out.str();
 }
 
@@ -196,7 +221,8 @@ struct MetricsServer::Impl {
   std::thread thread;
 };
 
-MetricsServer::MetricsServer(const Metrics& metrics, const std::string& address, int port) : impl_(std::make_unique<Impl>()) {
+MetricsServer::MetricsServer(const Metrics& metrics, const std::string& address, int port)
+    : impl_(std::make_unique<Impl>()) {
   // httplib's default adds SO_REUSEPORT, which lets a second process share the port silently.
   impl_->server.set_socket_options([](int sock) {
     int yes = 1;
@@ -213,7 +239,9 @@ MetricsServer::MetricsServer(const Metrics& metrics, const std::string& address,
     res.set_content(metrics.prometheus(), "text/plain; version=0.0.4");
   });
   port_ = port == 0 ? impl_->server.bind_to_any_port(address) : (impl_->server.bind_to_port(address, port) ? port : -1);
-  if (port_ < 0) throw std::runtime_error("metrics: cannot listen on " + address + ":" + std::to_string(port) + " (in use, or not an address of this machine)");
+  if (port_ < 0)
+    throw std::runtime_error("metrics: cannot listen on " + address + ":" + std::to_string(port) +
+                             " (in use, or not an address of this machine)");
   impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
   // stop() before the loop runs would be lost and the destructor would wait forever.
   while (!impl_->server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));

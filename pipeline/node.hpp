@@ -25,8 +25,8 @@ struct PortSpec {
   PortKind kind = PortKind::image;
   Format format{};
   int width = 0, height = 0;
-  size_t pitch = 0;  // 0: rows aligned to 256 bytes; a camera filling buffers by DMA asks for packed rows
-  size_t tail = 0;   // bytes allocated after the last row, for what a camera sends after the image (chunk data)
+  size_t pitch = 0;          // 0: rows aligned to 256 bytes; a camera filling buffers by DMA asks for packed rows
+  size_t tail = 0;           // bytes allocated after the last row, for what a camera sends after the image (chunk data)
   std::string text() const;  // "u8x1 2448x2048" or "detections"
   static PortSpec image(Format f, int w, int h) { return {PortKind::image, f, w, h}; }
   static PortSpec detections() { return {PortKind::detections, {}, 0, 0}; }
@@ -43,19 +43,21 @@ using Clock = std::chrono::steady_clock;
 
 struct FrameMeta {
   std::string source;
-  uint64_t sequence = 0;        // per source, from 0
+  uint64_t sequence = 0;  // per source, from 0
   uint64_t cameraTimestampNs = 0;
-  Clock::time_point received{};  // host time the frame arrived
-  uint64_t cameraFrameId = 0;   // the camera's own number for the frame (block id, or its FrameID chunk); 0: none
+  Clock::time_point received{};     // host time the frame arrived
+  uint64_t cameraFrameId = 0;       // the camera's own number for the frame (block id, or its FrameID chunk); 0: none
   double exposureUs = 0, gain = 0;  // per frame from chunk data where the camera sends it; 0 exposure: unknown
   std::map<std::string, double> chunks;  // the camera's other chunk values, by feature name (ChunkLineStatusAll, ...)
-  std::string mosaic;           // sensor layout of raw planes: "polar_mono", "polar_rggb", "" when not raw
-  std::string bayer;            // colour sensors: colour of each 2x2 block ("rggb", "bggr", "grbg", "gbrg"); "" when not known
-  std::vector<int> angles;      // raw planes: polarizer angle at each pixel of the 2x2 block, row-major; empty when not known
-  int bitDepth = 0;             // significant bits of raw planes; 0: not raw
-  std::string sampleFormat;     // raw planes: how samples lie, as demosaic's pixel_format names it (mono8, mono12p, ...); "" when not known
+  std::string mosaic;                    // sensor layout of raw planes: "polar_mono", "polar_rggb", "" when not raw
+  std::string bayer;  // colour sensors: colour of each 2x2 block ("rggb", "bggr", "grbg", "gbrg"); "" when not known
+  std::vector<int>
+      angles;        // raw planes: polarizer angle at each pixel of the 2x2 block, row-major; empty when not known
+  int bitDepth = 0;  // significant bits of raw planes; 0: not raw
+  std::string sampleFormat;  // raw planes: how samples lie, as demosaic's pixel_format names it (mono8, mono12p, ...);
+                             // "" when not known
   bool incomplete = false;
-  uint64_t droppedBefore = 0;   // frames a live source dropped just before this one
+  uint64_t droppedBefore = 0;  // frames a live source dropped just before this one
 };
 
 // A count a source or sink keeps of its own (packets resent, frames dropped at the encoder), shown
@@ -76,7 +78,8 @@ class PortSetup {
   // Inputs of any name (sinks that write whatever they are given).
   virtual std::vector<std::string> connectedInputs() const = 0;
   // Reports an error unless the connected input has one of `allowed` image formats.
-  virtual const PortSpec* imageInput(const std::string& name, const std::vector<Format>& allowed, bool required = true) = 0;
+  virtual const PortSpec* imageInput(const std::string& name, const std::vector<Format>& allowed,
+                                     bool required = true) = 0;
   virtual void output(const std::string& name, const PortSpec& spec) = 0;
   // A configuration error about this node; the graph is not built.
   virtual void fail(const std::string& message) = 0;

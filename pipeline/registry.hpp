@@ -47,9 +47,12 @@ class Registry {
 
  private:
   template <class T> static AnyNode emptyOf() {
-    if constexpr (std::is_base_of_v<Source, T>) return std::unique_ptr<Source>();
-    else if constexpr (std::is_base_of_v<Stage, T>) return std::unique_ptr<Stage>();
-    else return std::unique_ptr<Sink>();
+    if constexpr (std::is_base_of_v<Source, T>)
+      return std::unique_ptr<Source>();
+    else if constexpr (std::is_base_of_v<Stage, T>)
+      return std::unique_ptr<Stage>();
+    else
+      return std::unique_ptr<Sink>();
   }
   std::map<std::string, NodeType> types_[3];
 };

@@ -17,7 +17,7 @@ void registerStereoStages(Registry& registry);
 namespace demosaic {
 void registerDemosaicStage(Registry& registry);
 void registerSynthSource(Registry& registry);
-}
+}  // namespace demosaic
 
 void registerStages(Registry& registry) {
   compose::registerComposeStage(registry);

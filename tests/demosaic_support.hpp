@@ -11,7 +11,8 @@ using Planes = std::map<std::string, Image>;
 
 // Runs the CPU reference (cuda false) or the CUDA backend, outputs poisoned first; host results.
 // `rowPadding` bytes longer output rows: not 16-byte aligned.
-inline Planes demosaicPlanes(const demosaic::Settings& s, const Image& raw, const std::vector<std::string>& outputs, bool cuda, size_t rowPadding = 0) {
+inline Planes demosaicPlanes(const demosaic::Settings& s, const Image& raw, const std::vector<std::string>& outputs,
+                             bool cuda, size_t rowPadding = 0) {
   return demosaic::runToHost(s, raw, outputs, cuda, 0xA5, rowPadding);
 }
 
@@ -31,7 +32,8 @@ inline Image packRaw(const Image& samples, polar::RawFormat format) {
       if (format == RawFormat::mono10p || format == RawFormat::mono12p) {
         int bits = format == RawFormat::mono10p ? 10 : 12;
         for (int b = 0; b < bits; ++b)
-          if (v >> b & 1) row[(bits * x + b) / 8] = static_cast<uint8_t>(row[(bits * x + b) / 8] | 1 << ((bits * x + b) % 8));
+          if (v >> b & 1)
+            row[(bits * x + b) / 8] = static_cast<uint8_t>(row[(bits * x + b) / 8] | 1 << ((bits * x + b) % 8));
       } else {
         int low = format == RawFormat::mono10packed ? 2 : 4;  // bits in the middle byte
         uint8_t* pair = row + x / 2 * 3;

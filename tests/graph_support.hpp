@@ -27,7 +27,8 @@ class CollectSink : public Sink {
  public:
   using Params = CollectParams;
   static const ParamSchema<Params>& schema() {
-    static const auto s = ParamSchema<Params>().add("key", &Params::key, "key").add("keep", &Params::keep, "keep copies");
+    static const auto s =
+        ParamSchema<Params>().add("key", &Params::key, "key").add("keep", &Params::keep, "keep copies");
     return s;
   }
   CollectSink(const Params& p, ParamContext&) : key_(p.key), keep_(p.keep) {}
@@ -53,7 +54,8 @@ class CollectSink : public Sink {
 };
 
 // A graph from YAML text, the CPU backend, at most `maxFrames` frames; nullptr when `d` has errors.
-inline std::unique_ptr<Graph> buildGraph(const Registry& registry, const std::string& yaml, Diagnostics& d, uint64_t maxFrames = 0) {
+inline std::unique_ptr<Graph> buildGraph(const Registry& registry, const std::string& yaml, Diagnostics& d,
+                                         uint64_t maxFrames = 0) {
   PipelineSpec spec = parsePipeline(yaml, "test.yaml", {}, d);
   if (!d.empty()) return nullptr;
   return Graph::build(spec, registry, d, {"cpu", maxFrames, false});

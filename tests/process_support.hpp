@@ -33,7 +33,8 @@ inline Child spawn(const std::vector<std::string>& args, const test::TempDir& di
       setrlimit(RLIMIT_AS, &limit);
     }
 #endif
-    int o = open(c.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(c.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int o = open(c.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644),
+        e = open(c.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(o, 1);
     dup2(e, 2);
     std::vector<char*> argv;
@@ -50,7 +51,8 @@ inline int waitFor(const Child& c, std::chrono::seconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   int status = 0;
   while (std::chrono::steady_clock::now() < deadline) {
-    if (waitpid(c.pid, &status, WNOHANG) == c.pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (waitpid(c.pid, &status, WNOHANG) == c.pid)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   kill(c.pid, SIGKILL);

@@ -44,7 +44,8 @@ inline Image randomImage(Format format, int width, int height, MemoryKind memory
     char* row = static_cast<char*>(image.data()) + y * image.pitch();
     for (int i = 0; i < width * format.channels; ++i) {
       if (format.depth == Depth::u8) reinterpret_cast<uint8_t*>(row)[i] = static_cast<uint8_t>(bytes(rng()));
-      if (format.depth == Depth::u16) reinterpret_cast<uint16_t*>(row)[i] = static_cast<uint16_t>(bytes(rng()) << 8 | bytes(rng()));
+      if (format.depth == Depth::u16)
+        reinterpret_cast<uint16_t*>(row)[i] = static_cast<uint16_t>(bytes(rng()) << 8 | bytes(rng()));
       if (format.depth == Depth::f32) reinterpret_cast<float*>(row)[i] = unit(rng());
     }
   }
@@ -54,11 +55,13 @@ inline Image randomImage(Format format, int width, int height, MemoryKind memory
 // True when both images hold the same pixels (padding ignored).
 inline ::testing::AssertionResult samePixels(const Image& a, const Image& b) {
   if (a.format() != b.format() || a.width() != b.width() || a.height() != b.height())
-    return ::testing::AssertionFailure() << "shapes differ: " << toString(a.format()) << " " << a.width() << "x" << a.height() << " vs "
-                                         << toString(b.format()) << " " << b.width() << "x" << b.height();
+    return ::testing::AssertionFailure() << "shapes differ: " << toString(a.format()) << " " << a.width() << "x"
+                                         << a.height() << " vs " << toString(b.format()) << " " << b.width() << "x"
+                                         << b.height();
   size_t rowBytes = pixelBytes(a.format()) * a.width();
   for (int y = 0; y < a.height(); ++y)
-    if (std::memcmp(static_cast<const char*>(a.data()) + y * a.pitch(), static_cast<const char*>(b.data()) + y * b.pitch(), rowBytes) != 0)
+    if (std::memcmp(static_cast<const char*>(a.data()) + y * a.pitch(),
+                    static_cast<const char*>(b.data()) + y * b.pitch(), rowBytes) != 0)
       return ::testing::AssertionFailure() << "row " << y << " differs";
   return ::testing::AssertionSuccess();
 }

@@ -58,12 +58,15 @@ std::vector<CameraInfo> listCameras(bool details) {
 std::string resolveCamera(const std::string& wanted) {
   auto cameras = listCameras(false);
   for (const CameraInfo& c : cameras)
-    if (wanted.empty() || wanted == c.id || wanted == c.serial || wanted == c.address || wanted == c.physicalId) return c.id;
+    if (wanted.empty() || wanted == c.id || wanted == c.serial || wanted == c.address || wanted == c.physicalId)
+      return c.id;
   if (isIpAddress(wanted)) return wanted;
   std::string found;
   for (const CameraInfo& c : cameras) found += (found.empty() ? "" : ", ") + c.id + " (" + c.address + ")";
-  throw CameraNotFound(wanted.empty() ? "no camera found (is it powered, on this subnet, and the network tuned? see deploy/README.md)"
-                                          : "no camera '" + wanted + "' (by id, serial, IP or MAC); found: " + (found.empty() ? "none" : found));
+  throw CameraNotFound(
+      wanted.empty()
+          ? "no camera found (is it powered, on this subnet, and the network tuned? see deploy/README.md)"
+          : "no camera '" + wanted + "' (by id, serial, IP or MAC); found: " + (found.empty() ? "none" : found));
 }
 
 }  // namespace pp::aravis

@@ -10,7 +10,7 @@ struct CameraInfo {
   std::string id, vendor, model, serial, address, physicalId, protocol;
   std::vector<std::string> pixelFormats;  // empty when the camera could not be opened
   int sensorWidth = 0, sensorHeight = 0;
-  std::string openError;                  // why it could not be opened (busy, unreachable)
+  std::string openError;  // why it could not be opened (busy, unreachable)
 };
 
 // Every camera Aravis finds; `details` opens each to read its pixel formats and sensor size.

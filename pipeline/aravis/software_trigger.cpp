@@ -17,7 +17,8 @@ std::shared_ptr<SoftwareTrigger> SoftwareTrigger::join(const std::string& name, 
     group = std::make_shared<SoftwareTrigger>(rateHz);
     groups[name] = group;
   } else if (group->rateHz() != rateHz) {
-    throw std::invalid_argument("trigger_group '" + name + "' already fires at " + std::to_string(group->rateHz()) + " Hz; every camera of a group fires at one rate");
+    throw std::invalid_argument("trigger_group '" + name + "' already fires at " + std::to_string(group->rateHz()) +
+                                " Hz; every camera of a group fires at one rate");
   }
   return group;
 }

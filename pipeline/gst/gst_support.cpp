@@ -53,8 +53,11 @@ Owned<GstElement> parsePipeline(const std::string& description) {
 
 std::string waitForEosOrError(GstElement* pipeline, GstClockTime timeoutNs) {
   Owned<GstBus> bus(gst_element_get_bus(pipeline));
-  GstMessage* message = gst_bus_timed_pop_filtered(bus.get(), timeoutNs, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
-  if (!message) throw std::runtime_error("GStreamer pipeline did not finish within " + std::to_string(timeoutNs / GST_SECOND) + " s");
+  GstMessage* message = gst_bus_timed_pop_filtered(bus.get(), timeoutNs,
+                                                   static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  if (!message)
+    throw std::runtime_error("GStreamer pipeline did not finish within " + std::to_string(timeoutNs / GST_SECOND) +
+                             " s");
   std::string result = GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR ? describeError(message) : "";
   gst_message_unref(message);
   return result;
@@ -72,19 +75,24 @@ std::string pendingError(GstElement* pipeline) {
 void keepOnlyErrorsOnBus(GstElement* pipeline) {
   Owned<GstBus> bus(gst_element_get_bus(pipeline));
   gst_bus_set_sync_handler(
-      bus.get(), [](GstBus*, GstMessage* m, gpointer) { return GST_MESSAGE_TYPE(m) & (GST_MESSAGE_ERROR | GST_MESSAGE_EOS) ? GST_BUS_PASS : GST_BUS_DROP; },
+      bus.get(),
+      [](GstBus*, GstMessage* m, gpointer) {
+        return GST_MESSAGE_TYPE(m) & (GST_MESSAGE_ERROR | GST_MESSAGE_EOS) ? GST_BUS_PASS : GST_BUS_DROP;
+      },
       nullptr, nullptr);
 }
 
 void copyRows(const Image& image, GstBuffer* buffer, const GstVideoInfo& info) {
   GstVideoFrame frame;
   GstVideoInfo layout = info;  // GStreamer before 1.20 takes it non-const
-  if (!gst_video_frame_map(&frame, &layout, buffer, GST_MAP_WRITE)) throw std::runtime_error("cannot map a GStreamer frame buffer for writing");
+  if (!gst_video_frame_map(&frame, &layout, buffer, GST_MAP_WRITE))
+    throw std::runtime_error("cannot map a GStreamer frame buffer for writing");
   auto* dst = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
   size_t stride = static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0));
   size_t rowBytes = static_cast<size_t>(image.width()) * pixelBytes(image.format());
   for (int y = 0; y < image.height(); ++y)
-    std::memcpy(dst + stride * static_cast<size_t>(y), static_cast<const uint8_t*>(image.data()) + image.pitch() * static_cast<size_t>(y), rowBytes);
+    std::memcpy(dst + stride * static_cast<size_t>(y),
+                static_cast<const uint8_t*>(image.data()) + image.pitch() * static_cast<size_t>(y), rowBytes);
   gst_video_frame_unmap(&frame);
 }
 

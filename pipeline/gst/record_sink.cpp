@@ -42,16 +42,21 @@ class RecordSink : public Sink {
  public:
   using Params = RecordParams;
   static const ParamSchema<Params>& schema() {
-    static const auto schema = ParamSchema<Params>()
-        .add("path", &Params::path, "the recording, a Matroska file (.mkv): raw GRAY8 tracks, one per input, and a metadata text track", anyPath())
-        .add("overwrite", &Params::overwrite, "replace an existing file instead of refusing to start");
+    static const auto schema =
+        ParamSchema<Params>()
+            .add("path", &Params::path,
+                 "the recording, a Matroska file (.mkv): raw GRAY8 tracks, one per input, and a metadata text track",
+                 anyPath())
+            .add("overwrite", &Params::overwrite, "replace an existing file instead of refusing to start");
     return schema;
   }
 
   RecordSink(const Params& p, ParamContext& ctx) : p_(p) {
-    if (p.path.empty()) ctx.error("path is required: the .mkv file to record to");
+    if (p.path.empty())
+      ctx.error("path is required: the .mkv file to record to");
     else if (!p.overwrite && std::filesystem::exists(p.path.value))
-      ctx.diagnostics.error(ctx.node["path"], ctx.keyPath + ".path", p.path.value + " exists; set overwrite: true to replace it");
+      ctx.diagnostics.error(ctx.node["path"], ctx.keyPath + ".path",
+                            p.path.value + " exists; set overwrite: true to replace it");
   }
 
   ~RecordSink() override {
@@ -71,15 +76,20 @@ class RecordSink : public Sink {
       const PortSpec* spec = ports.imageInput(inputs[i], {{Depth::u8, 1}, {Depth::u16, 1}});
       if (!spec) return;
       PlaneRecord shape{inputs[i], spec->format, spec->width, spec->height, 0};
-      std::string caps = "video/x-raw,format=GRAY8,width=" + std::to_string(shape.trackWidth()) + ",height=" + std::to_string(spec->height) + ",framerate=0/1";
-      description += "appsrc name=plane" + std::to_string(i) + " format=time caps=" + caps + " ! queue ! mux.video_" + std::to_string(i) + " ";
+      std::string caps = "video/x-raw,format=GRAY8,width=" + std::to_string(shape.trackWidth()) +
+                         ",height=" + std::to_string(spec->height) + ",framerate=0/1";
+      description += "appsrc name=plane" + std::to_string(i) + " format=time caps=" + caps + " ! queue ! mux.video_" +
+                     std::to_string(i) + " ";
       planes_.push_back({inputs[i], spec->format, nullptr, nullptr, {}});
     }
     if (ports.devices() != PortSetup::Devices::use) {  // validate: checked, not written (an existing recording stays)
-      if (std::string why = whyNotWritable(p_.path.value); !why.empty()) ports.fail("cannot write " + p_.path.value + ": " + why);
+      if (std::string why = whyNotWritable(p_.path.value); !why.empty())
+        ports.fail("cannot write " + p_.path.value + ": " + why);
       return;
     }
-    description += "appsrc name=meta format=time caps=text/x-raw,format=utf8 ! queue ! mux.subtitle_0 matroskamux name=mux ! filesink name=file";
+    description +=
+        "appsrc name=meta format=time caps=text/x-raw,format=utf8 ! queue ! mux.subtitle_0 matroskamux name=mux ! "
+        "filesink name=file";
     try {
       std::filesystem::path parent = std::filesystem::path(p_.path.value).parent_path();
       if (!parent.empty()) std::filesystem::create_directories(parent);
@@ -96,8 +106,10 @@ class RecordSink : public Sink {
         gst_video_info_from_caps(&plane.info, caps.get());
         plane.pool = gst_buffer_pool_new();
         GstStructure* config = gst_buffer_pool_get_config(plane.pool);
-        gst_buffer_pool_config_set_params(config, caps.get(), static_cast<guint>(plane.info.size), kBuffersPerPlane, kBuffersPerPlane);
-        if (!gst_buffer_pool_set_config(plane.pool, config) || !gst_buffer_pool_set_active(plane.pool, TRUE)) throw std::runtime_error("record: cannot set up a buffer pool");
+        gst_buffer_pool_config_set_params(config, caps.get(), static_cast<guint>(plane.info.size), kBuffersPerPlane,
+                                          kBuffersPerPlane);
+        if (!gst_buffer_pool_set_config(plane.pool, config) || !gst_buffer_pool_set_active(plane.pool, TRUE))
+          throw std::runtime_error("record: cannot set up a buffer pool");
       }
       keepOnlyErrorsOnBus(pipeline_.get());
       setState(pipeline_.get(), GST_STATE_PLAYING, "recording to " + p_.path.value);
@@ -109,14 +121,17 @@ class RecordSink : public Sink {
   void consume(const SinkFrame& frame) override {
     const FrameMeta& meta = frame.meta();
     if (frames_ == 0) firstArrival_ = meta.received;
-    GstClockTime pts = static_cast<GstClockTime>(std::chrono::duration_cast<std::chrono::nanoseconds>(meta.received - firstArrival_).count());
+    GstClockTime pts = static_cast<GstClockTime>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(meta.received - firstArrival_).count());
     pts = std::max(pts, lastPts_);  // arrival order is frame order; never step back
     lastPts_ = pts;
 
     FrameRecord record;
     record.frame = frames_;
     record.meta = meta;
-    record.hostTimeNs = std::chrono::duration_cast<std::chrono::nanoseconds>((std::chrono::system_clock::now() - (Clock::now() - meta.received)).time_since_epoch()).count();
+    record.hostTimeNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            (std::chrono::system_clock::now() - (Clock::now() - meta.received)).time_since_epoch())
+                            .count();
     for (PlaneWriter& plane : planes_) {
       const Image& image = frame.in(plane.port);
       record.planes.push_back({plane.port, image.format(), image.width(), image.height(), crcOf(image)});
@@ -139,8 +154,12 @@ class RecordSink : public Sink {
     if (!error.empty()) throw std::runtime_error("record: " + p_.path.value + ": " + error);
   }
 
-  std::string destination() const override { return p_.path.value + " (" + std::to_string(frames_.load()) + " raw frames)"; }
-  std::vector<Counter> counters() const override { return {{"recorded_frames", "Raw frames written to the recording.", &frames_}}; }
+  std::string destination() const override {
+    return p_.path.value + " (" + std::to_string(frames_.load()) + " raw frames)";
+  }
+  std::vector<Counter> counters() const override {
+    return {{"recorded_frames", "Raw frames written to the recording.", &frames_}};
+  }
 
  private:
   // A pooled buffer holding the plane's rows; waits for a free one (the writer is behind).
@@ -163,7 +182,8 @@ class RecordSink : public Sink {
 
   void push(GstElement* appsrc, GstBuffer* buffer, GstClockTime pts) {
     GST_BUFFER_PTS(buffer) = pts;
-    if (gst_app_src_push_buffer(GST_APP_SRC(appsrc), buffer) != GST_FLOW_OK) checkPipeline("the recording stopped taking frames");
+    if (gst_app_src_push_buffer(GST_APP_SRC(appsrc), buffer) != GST_FLOW_OK)
+      checkPipeline("the recording stopped taking frames");
   }
 
   void checkPipeline(const std::string& otherwise = "") {
@@ -183,7 +203,9 @@ class RecordSink : public Sink {
 }  // namespace
 
 void registerRecordSink(Registry& registry) {
-  registry.add<RecordSink>(Role::sink, "record", "raw sensor frames, lossless, with per-frame metadata, into a Matroska file (replay reads it)");
+  registry.add<RecordSink>(
+      Role::sink, "record",
+      "raw sensor frames, lossless, with per-frame metadata, into a Matroska file (replay reads it)");
 }
 
 }  // namespace pp::gst

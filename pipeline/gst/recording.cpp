@@ -56,17 +56,21 @@ std::string encodeFrame(const FrameRecord& r) {
   std::ostringstream out;
   const FrameMeta& m = r.meta;
   out.precision(17);
-  out << "frame=" << r.frame << " source=" << token(m.source) << " sequence=" << m.sequence << " camera_ts_ns=" << m.cameraTimestampNs
-      << " host_ts_ns=" << r.hostTimeNs << " exposure_us=" << m.exposureUs << " gain=" << m.gain << " mosaic=" << token(m.mosaic) << " bayer=" << token(m.bayer)
-      << " bit_depth=" << m.bitDepth << " sample_format=" << token(m.sampleFormat) << " incomplete=" << (m.incomplete ? 1 : 0) << " camera_frame_id=" << m.cameraFrameId;
-  if (!m.angles.empty()) out << " angles=" << m.angles[0] << "/" << m.angles[1] << "/" << m.angles[2] << "/" << m.angles[3];
+  out << "frame=" << r.frame << " source=" << token(m.source) << " sequence=" << m.sequence
+      << " camera_ts_ns=" << m.cameraTimestampNs << " host_ts_ns=" << r.hostTimeNs << " exposure_us=" << m.exposureUs
+      << " gain=" << m.gain << " mosaic=" << token(m.mosaic) << " bayer=" << token(m.bayer)
+      << " bit_depth=" << m.bitDepth << " sample_format=" << token(m.sampleFormat)
+      << " incomplete=" << (m.incomplete ? 1 : 0) << " camera_frame_id=" << m.cameraFrameId;
+  if (!m.angles.empty())
+    out << " angles=" << m.angles[0] << "/" << m.angles[1] << "/" << m.angles[2] << "/" << m.angles[3];
   for (const auto& [name, value] : m.chunks) out << " chunk." << token(name) << "=" << value;
   out << " planes=";
   for (size_t i = 0; i < r.planes.size(); ++i) {
     const PlaneRecord& p = r.planes[i];
     char crc[9];
     std::snprintf(crc, sizeof crc, "%08x", p.crc);
-    out << (i ? "," : "") << token(p.port) << ":" << toString(p.format) << ":" << p.width << "x" << p.height << ":" << crc;
+    out << (i ? "," : "") << token(p.port) << ":" << toString(p.format) << ":" << p.width << "x" << p.height << ":"
+        << crc;
   }
   return out.str();
 }
@@ -90,14 +94,19 @@ RecordLine decodeLine(const std::string& line) {
   r.meta.exposureUs = number<double>(f, "exposure_us");
   r.meta.gain = number<double>(f, "gain");
   r.meta.mosaic = field(f, "mosaic") == "-" ? "" : field(f, "mosaic");
-  r.meta.bayer = !f.count("bayer") || field(f, "bayer") == "-" ? "" : field(f, "bayer");  // recordings before it have none
+  r.meta.bayer =
+      !f.count("bayer") || field(f, "bayer") == "-" ? "" : field(f, "bayer");  // recordings before it have none
   r.meta.bitDepth = number<int>(f, "bit_depth");
-  r.meta.sampleFormat = !f.count("sample_format") || field(f, "sample_format") == "-" ? "" : field(f, "sample_format");  // recordings before it have none
+  r.meta.sampleFormat = !f.count("sample_format") || field(f, "sample_format") == "-"
+                            ? ""
+                            : field(f, "sample_format");  // recordings before it have none
   r.meta.incomplete = number<int>(f, "incomplete") != 0;
-  r.meta.cameraFrameId = f.count("camera_frame_id") ? number<uint64_t>(f, "camera_frame_id") : 0;  // recordings before it have none
+  r.meta.cameraFrameId =
+      f.count("camera_frame_id") ? number<uint64_t>(f, "camera_frame_id") : 0;  // recordings before it have none
   if (f.count("angles")) {
     int a[4];
-    if (std::sscanf(field(f, "angles").c_str(), "%d/%d/%d/%d", &a[0], &a[1], &a[2], &a[3]) != 4) throw std::runtime_error("metadata 'angles=" + field(f, "angles") + "' is not A/B/C/D");
+    if (std::sscanf(field(f, "angles").c_str(), "%d/%d/%d/%d", &a[0], &a[1], &a[2], &a[3]) != 4)
+      throw std::runtime_error("metadata 'angles=" + field(f, "angles") + "' is not A/B/C/D");
     r.meta.angles.assign(a, a + 4);
   }
   for (const auto& [key, value] : f)
@@ -108,7 +117,8 @@ RecordLine decodeLine(const std::string& line) {
     PlaneRecord p;
     char port[128], format[16];
     unsigned crc = 0;
-    if (std::sscanf(plane.c_str(), "%127[^:]:%15[^:]:%dx%d:%8x", port, format, &p.width, &p.height, &crc) != 5 || p.width <= 0 || p.height <= 0)
+    if (std::sscanf(plane.c_str(), "%127[^:]:%15[^:]:%dx%d:%8x", port, format, &p.width, &p.height, &crc) != 5 ||
+        p.width <= 0 || p.height <= 0)
       throw std::runtime_error("plane '" + plane + "' is not PORT:FORMAT:WxH:CRC");
     p.port = port;
     p.format = parseFormat(format);
@@ -123,7 +133,8 @@ uint32_t crcOf(const Image& image) {
   uLong crc = crc32(0L, Z_NULL, 0);
   size_t rowBytes = static_cast<size_t>(image.width()) * pixelBytes(image.format());
   for (int y = 0; y < image.height(); ++y)
-    crc = crc32(crc, static_cast<const Bytef*>(image.data()) + image.pitch() * static_cast<size_t>(y), static_cast<uInt>(rowBytes));
+    crc = crc32(crc, static_cast<const Bytef*>(image.data()) + image.pitch() * static_cast<size_t>(y),
+                static_cast<uInt>(rowBytes));
   return static_cast<uint32_t>(crc);
 }
 

@@ -2,8 +2,8 @@
 // video track per recorded plane (16-bit planes as two bytes a sample, little-endian, so the track
 // is twice as wide) and a UTF-8 text track with one line of `key=value` metadata per frame at the
 // frame's time: sequence, timestamps, the camera's frame id, exposure, gain, mosaic, bit depth, the
-// camera's other chunk values (chunk.NAME=value), and each plane's size and CRC-32. A last line `end=1 frames=N` marks a finished file, so a truncated one is recognised.
-// Plain text, not JSON: matroskademux escapes quotes in text tracks.
+// camera's other chunk values (chunk.NAME=value), and each plane's size and CRC-32. A last line `end=1 frames=N` marks
+// a finished file, so a truncated one is recognised. Plain text, not JSON: matroskademux escapes quotes in text tracks.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -23,8 +23,9 @@ struct PlaneRecord {
 };
 
 struct FrameRecord {
-  uint64_t frame = 0;      // index in the file
-  FrameMeta meta;          // source, sequence, camera timestamp and frame id, exposure, gain, chunks, mosaic, bit depth, incomplete
+  uint64_t frame = 0;  // index in the file
+  FrameMeta
+      meta;  // source, sequence, camera timestamp and frame id, exposure, gain, chunks, mosaic, bit depth, incomplete
   int64_t hostTimeNs = 0;  // wall clock when the frame arrived (ns since the epoch)
   std::vector<PlaneRecord> planes;
 };

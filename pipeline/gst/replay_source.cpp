@@ -45,7 +45,10 @@ class RecordingReader {
     Owned<GstElement> file(gst_bin_get_by_name(GST_BIN(pipeline_.get()), "file"));
     g_object_set(file.get(), "location", path.c_str(), nullptr);
     Owned<GstElement> demux(gst_bin_get_by_name(GST_BIN(pipeline_.get()), "demux"));
-    g_signal_connect(demux.get(), "pad-added", G_CALLBACK(+[](GstElement*, GstPad* pad, gpointer self) { static_cast<RecordingReader*>(self)->onPad(pad); }), this);
+    g_signal_connect(demux.get(), "pad-added", G_CALLBACK(+[](GstElement*, GstPad* pad, gpointer self) {
+                       static_cast<RecordingReader*>(self)->onPad(pad);
+                     }),
+                     this);
     g_signal_connect(demux.get(), "no-more-pads", G_CALLBACK(+[](GstElement*, gpointer self) {
                        auto* reader = static_cast<RecordingReader*>(self);
                        std::lock_guard lock(reader->mutex_);
@@ -84,15 +87,17 @@ class RecordingReader {
     OwnedSample sample = pull("video_" + std::to_string(index));
     if (!sample) return false;
     GstVideoInfo info;
-    if (!gst_video_info_from_caps(&info, gst_sample_get_caps(sample.get())) || GST_VIDEO_INFO_WIDTH(&info) != plane.trackWidth() ||
-        GST_VIDEO_INFO_HEIGHT(&info) != plane.height)
+    if (!gst_video_info_from_caps(&info, gst_sample_get_caps(sample.get())) ||
+        GST_VIDEO_INFO_WIDTH(&info) != plane.trackWidth() || GST_VIDEO_INFO_HEIGHT(&info) != plane.height)
       throw std::runtime_error("plane '" + plane.port + "' track does not have the size its metadata gives");
     GstVideoFrame frame;
-    if (!gst_video_frame_map(&frame, &info, gst_sample_get_buffer(sample.get()), GST_MAP_READ)) throw std::runtime_error("plane '" + plane.port + "' is shorter than a frame");
+    if (!gst_video_frame_map(&frame, &info, gst_sample_get_buffer(sample.get()), GST_MAP_READ))
+      throw std::runtime_error("plane '" + plane.port + "' is shorter than a frame");
     const auto* src = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
     size_t stride = static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0));
     for (int y = 0; y < plane.height; ++y)
-      std::memcpy(static_cast<uint8_t*>(out.data()) + out.pitch() * static_cast<size_t>(y), src + stride * static_cast<size_t>(y), static_cast<size_t>(plane.trackWidth()));
+      std::memcpy(static_cast<uint8_t*>(out.data()) + out.pitch() * static_cast<size_t>(y),
+                  src + stride * static_cast<size_t>(y), static_cast<size_t>(plane.trackWidth()));
     gst_video_frame_unmap(&frame);
     return true;
   }
@@ -125,7 +130,8 @@ class RecordingReader {
     if (sample) return sample;
     std::string error = pendingError(pipeline_.get());
     if (!error.empty()) throw std::runtime_error(error);
-    if (!gst_app_sink_is_eos(GST_APP_SINK(sink))) throw std::runtime_error("no data from track " + pad + " within 10 s");
+    if (!gst_app_sink_is_eos(GST_APP_SINK(sink)))
+      throw std::runtime_error("no data from track " + pad + " within 10 s");
     return nullptr;
   }
 
@@ -148,11 +154,14 @@ class ReplaySource : public Source {
  public:
   using Params = ReplayParams;
   static const ParamSchema<Params>& schema() {
-    static const auto schema = ParamSchema<Params>()
-        .add("path", &Params::path, "a recording made by the record sink (.mkv)", existingFile())
-        .add("pace", &Params::pace, "recorded: frames come at the times they were recorded; fast: as fast as the graph takes them", oneOf({"recorded", "fast"}))
-        .add("loop", &Params::loop, "start again (at start) after the last frame")
-        .add("start", &Params::start, "first frame to play (0-based index in the file)", intIn(0, 1 << 30));
+    static const auto schema =
+        ParamSchema<Params>()
+            .add("path", &Params::path, "a recording made by the record sink (.mkv)", existingFile())
+            .add("pace", &Params::pace,
+                 "recorded: frames come at the times they were recorded; fast: as fast as the graph takes them",
+                 oneOf({"recorded", "fast"}))
+            .add("loop", &Params::loop, "start again (at start) after the last frame")
+            .add("start", &Params::start, "first frame to play (0-based index in the file)", intIn(0, 1 << 30));
     return schema;
   }
 
@@ -163,8 +172,10 @@ class ReplaySource : public Source {
       open();
       if (!pending_) throw std::runtime_error(p_.path.value + " holds no frames");
       if (p_.start > 0 && pending_->frame.frame < static_cast<uint64_t>(p_.start) && !skipToStart())
-        throw std::runtime_error(p_.path.value + " has fewer than " + std::to_string(p_.start + 1) + " frames (start: " + std::to_string(p_.start) + ")");
-      for (const PlaneRecord& plane : pending_->frame.planes) ports.output(plane.port, PortSpec::image(plane.format, plane.width, plane.height));
+        throw std::runtime_error(p_.path.value + " has fewer than " + std::to_string(p_.start + 1) +
+                                 " frames (start: " + std::to_string(p_.start) + ")");
+      for (const PlaneRecord& plane : pending_->frame.planes)
+        ports.output(plane.port, PortSpec::image(plane.format, plane.width, plane.height));
       planes_ = pending_->frame.planes;
     } catch (const std::exception& e) {
       ports.fail(e.what());
@@ -184,13 +195,17 @@ class ReplaySource : public Source {
     const FrameRecord& record = pending_->frame;
     pace(record, stopping);
     if (stopping()) return false;
-    if (record.planes.size() != planes_.size()) damaged(record.frame, "it has " + std::to_string(record.planes.size()) + " planes, the first had " + std::to_string(planes_.size()));
+    if (record.planes.size() != planes_.size())
+      damaged(record.frame, "it has " + std::to_string(record.planes.size()) + " planes, the first had " +
+                                std::to_string(planes_.size()));
     for (size_t i = 0; i < planes_.size(); ++i) {
       const PlaneRecord& plane = record.planes[i];
-      if (plane.port != planes_[i].port || plane.format != planes_[i].format || plane.width != planes_[i].width || plane.height != planes_[i].height)
+      if (plane.port != planes_[i].port || plane.format != planes_[i].format || plane.width != planes_[i].width ||
+          plane.height != planes_[i].height)
         damaged(record.frame, "plane " + plane.port + " differs in name, format or size from the first frame's");
       Image& out = frame.out(plane.port);
-      if (!reader_->readPlane(i, plane, out)) damaged(record.frame, "plane '" + plane.port + "' is missing: the file is truncated");
+      if (!reader_->readPlane(i, plane, out))
+        damaged(record.frame, "plane '" + plane.port + "' is missing: the file is truncated");
       if (crcOf(out) != plane.crc) damaged(record.frame, "plane '" + plane.port + "' does not match its checksum");
     }
     FrameMeta& meta = frame.meta();
@@ -216,11 +231,14 @@ class ReplaySource : public Source {
     return true;
   }
 
-  std::vector<Counter> counters() const override { return {{"replayed_frames", "Frames read from the recording.", &replayed_}}; }
+  std::vector<Counter> counters() const override {
+    return {{"replayed_frames", "Frames read from the recording.", &replayed_}};
+  }
 
  private:
   [[noreturn]] void damaged(uint64_t frame, const std::string& why) {
-    throw std::runtime_error(p_.path.value + ": frame " + std::to_string(frame) + ": " + why + " (frames before it were replayed)");
+    throw std::runtime_error(p_.path.value + ": frame " + std::to_string(frame) + ": " + why +
+                             " (frames before it were replayed)");
   }
 
   void open() {
@@ -238,8 +256,10 @@ class ReplaySource : public Source {
     } catch (const std::exception& e) {
       damaged(expected_, e.what());
     }
-    if (!line) damaged(expected_, endsWithItsEndRecord(p_.path.value) ? "the file is damaged here: its end record is in the file, but the frames from this one on cannot be read"
-                                                                   : "the file ends without its end record: it is truncated");
+    if (!line)
+      damaged(expected_, endsWithItsEndRecord(p_.path.value) ? "the file is damaged here: its end record is in the "
+                                                               "file, but the frames from this one on cannot be read"
+                                                             : "the file ends without its end record: it is truncated");
     RecordLine parsed;
     try {
       parsed = decodeLine(*line);
@@ -247,11 +267,14 @@ class ReplaySource : public Source {
       damaged(expected_, std::string("bad metadata: ") + e.what());
     }
     if (parsed.end) {
-      if (parsed.frames != expected_) damaged(expected_, "the end record counts " + std::to_string(parsed.frames) + " frames, the file holds " + std::to_string(expected_));
+      if (parsed.frames != expected_)
+        damaged(expected_, "the end record counts " + std::to_string(parsed.frames) + " frames, the file holds " +
+                               std::to_string(expected_));
       pending_.reset();
       return;
     }
-    if (parsed.frame.frame != expected_) damaged(expected_, "the next readable frame is " + std::to_string(parsed.frame.frame) + ": frames are missing");
+    if (parsed.frame.frame != expected_)
+      damaged(expected_, "the next readable frame is " + std::to_string(parsed.frame.frame) + ": frames are missing");
     ++expected_;
     pending_ = parsed;
   }
@@ -264,7 +287,8 @@ class ReplaySource : public Source {
         const PlaneRecord& plane = pending_->frame.planes[i];
         if (scratch.format() != plane.format || scratch.width() != plane.width || scratch.height() != plane.height)
           scratch = Image(plane.format, plane.width, plane.height, MemoryKind::host);
-        if (!reader_->readPlane(i, plane, scratch)) damaged(pending_->frame.frame, "plane '" + plane.port + "' is missing: the file is truncated");
+        if (!reader_->readPlane(i, plane, scratch))
+          damaged(pending_->frame.frame, "plane '" + plane.port + "' is missing: the file is truncated");
       }
       advance();
     }
@@ -280,7 +304,8 @@ class ReplaySource : public Source {
       firstHostNs_ = record.hostTimeNs;
     }
     auto when = due_ + std::chrono::nanoseconds(record.hostTimeNs - firstHostNs_);
-    while (Clock::now() < when && !stopping()) std::this_thread::sleep_for(std::min<Clock::duration>(when - Clock::now(), std::chrono::milliseconds(20)));
+    while (Clock::now() < when && !stopping())
+      std::this_thread::sleep_for(std::min<Clock::duration>(when - Clock::now(), std::chrono::milliseconds(20)));
   }
 
   Params p_;
@@ -297,7 +322,8 @@ class ReplaySource : public Source {
 }  // namespace
 
 void registerReplaySource(Registry& registry) {
-  registry.add<ReplaySource>(Role::source, "replay", "a raw recording (record sink) played through the graph as the camera delivered it");
+  registry.add<ReplaySource>(Role::source, "replay",
+                             "a raw recording (record sink) played through the graph as the camera delivered it");
 }
 
 }  // namespace pp::gst

@@ -5,8 +5,8 @@
 #include <gst/rtsp-server/rtsp-server.h>
 #include <gst/video/video.h>
 #include <linux/sockios.h>
-#include <netinet/in.h>
 #include <linux/tcp.h>
+#include <netinet/in.h>
 #include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -33,13 +33,16 @@ constexpr double kFeedMaxSeconds = 2;
 
 std::string encoderChain(const std::string& encoder, const VideoOptions& o) {
   if (encoder == "x264enc")
-    return "videoconvert n-threads=0 ! video/x-raw,format=I420 ! x264enc name=encoder tune=zerolatency speed-preset=ultrafast bitrate=" +
+    return "videoconvert n-threads=0 ! video/x-raw,format=I420 ! x264enc name=encoder tune=zerolatency "
+           "speed-preset=ultrafast bitrate=" +
            std::to_string(o.bitrateKbps) + " key-int-max=" + std::to_string(o.keyframeInterval);
   if (encoder == "nvv4l2h264enc")  // Jetson: the hardware converter and encoder work in NVMM memory
-    return "videoconvert ! video/x-raw,format=I420 ! nvvidconv ! video/x-raw(memory:NVMM),format=NV12 ! nvv4l2h264enc name=encoder insert-sps-pps=true bitrate=" +
-           std::to_string(o.bitrateKbps * 1000) + " iframeinterval=" + std::to_string(o.keyframeInterval) + " idrinterval=" + std::to_string(o.keyframeInterval);
-  return "videoconvert ! video/x-raw,format=I420 ! openh264enc name=encoder bitrate=" + std::to_string(o.bitrateKbps * 1000) +
-         " gop-size=" + std::to_string(o.keyframeInterval);
+    return "videoconvert ! video/x-raw,format=I420 ! nvvidconv ! video/x-raw(memory:NVMM),format=NV12 ! nvv4l2h264enc "
+           "name=encoder insert-sps-pps=true bitrate=" +
+           std::to_string(o.bitrateKbps * 1000) + " iframeinterval=" + std::to_string(o.keyframeInterval) +
+           " idrinterval=" + std::to_string(o.keyframeInterval);
+  return "videoconvert ! video/x-raw,format=I420 ! openh264enc name=encoder bitrate=" +
+         std::to_string(o.bitrateKbps * 1000) + " gop-size=" + std::to_string(o.keyframeInterval);
 }
 
 std::string elementFor(const std::string& wanted) {
@@ -102,15 +105,20 @@ struct VideoOutput::Impl {
   }
 
   void startPipeline() {
-    std::string caps = std::string("video/x-raw,format=") + (o.channels == 3 ? "RGB" : "GRAY8") + ",width=" + std::to_string(o.width) +
-                       ",height=" + std::to_string(o.height) + ",framerate=" + std::to_string(o.fps) + "/1";
-    std::string description = "appsrc name=src is-live=true format=time block=false caps=" + caps + " ! " + encoderChain(encoderName, o) +
-                              " ! h264parse config-interval=-1 ! video/x-h264,stream-format=byte-stream,alignment=au ! tee name=t allow-not-linked=true"
-                              " t. ! queue leaky=downstream max-size-buffers=8 ! appsink name=encoded sync=false max-buffers=8 drop=true";
+    std::string caps = std::string("video/x-raw,format=") + (o.channels == 3 ? "RGB" : "GRAY8") +
+                       ",width=" + std::to_string(o.width) + ",height=" + std::to_string(o.height) +
+                       ",framerate=" + std::to_string(o.fps) + "/1";
+    std::string description =
+        "appsrc name=src is-live=true format=time block=false caps=" + caps + " ! " + encoderChain(encoderName, o) +
+        " ! h264parse config-interval=-1 ! video/x-h264,stream-format=byte-stream,alignment=au ! tee name=t "
+        "allow-not-linked=true"
+        " t. ! queue leaky=downstream max-size-buffers=8 ! appsink name=encoded sync=false max-buffers=8 drop=true";
     if (!o.mp4.empty()) {
       description += " t. ! queue ! h264parse ! splitmuxsink name=mp4 muxer-factory=mp4mux location=\"" + o.mp4 + "\"";
-      if (o.mp4MaxSeconds > 0) description += " max-size-time=" + std::to_string(static_cast<guint64>(o.mp4MaxSeconds * GST_SECOND));
-      if (o.mp4MaxMegabytes > 0) description += " max-size-bytes=" + std::to_string(static_cast<guint64>(o.mp4MaxMegabytes * 1e6));
+      if (o.mp4MaxSeconds > 0)
+        description += " max-size-time=" + std::to_string(static_cast<guint64>(o.mp4MaxSeconds * GST_SECOND));
+      if (o.mp4MaxMegabytes > 0)
+        description += " max-size-bytes=" + std::to_string(static_cast<guint64>(o.mp4MaxMegabytes * 1e6));
     }
     pipeline = parsePipeline(description);
     appsrc.reset(gst_bin_get_by_name(GST_BIN(pipeline.get()), "src"));
@@ -127,8 +135,10 @@ struct VideoOutput::Impl {
     gst_video_info_from_caps(&info, rawCaps.get());
     pool = gst_buffer_pool_new();
     GstStructure* config = gst_buffer_pool_get_config(pool);
-    gst_buffer_pool_config_set_params(config, rawCaps.get(), static_cast<guint>(info.size), o.queueFrames, o.queueFrames);
-    if (!gst_buffer_pool_set_config(pool, config) || !gst_buffer_pool_set_active(pool, TRUE)) throw std::runtime_error("video: cannot set up the frame buffer pool");
+    gst_buffer_pool_config_set_params(config, rawCaps.get(), static_cast<guint>(info.size), o.queueFrames,
+                                      o.queueFrames);
+    if (!gst_buffer_pool_set_config(pool, config) || !gst_buffer_pool_set_active(pool, TRUE))
+      throw std::runtime_error("video: cannot set up the frame buffer pool");
 
     setState(pipeline.get(), GST_STATE_PLAYING, "video pipeline (" + encoderName + ")");
   }
@@ -168,7 +178,8 @@ struct VideoOutput::Impl {
       feed.keyFrameAsked = false;
     }
     GstBuffer* copy = gst_buffer_copy(buffer);
-    GST_BUFFER_PTS(copy) = GST_BUFFER_DTS(copy) = gst_clock_get_time(clock.get()) - gst_element_get_base_time(feed.appsrc);
+    GST_BUFFER_PTS(copy) = GST_BUFFER_DTS(copy) =
+        gst_clock_get_time(clock.get()) - gst_element_get_base_time(feed.appsrc);
     GST_BUFFER_DURATION(copy) = GST_SECOND / static_cast<guint64>(o.fps);
     gst_app_src_push_buffer(GST_APP_SRC(feed.appsrc), copy);
   }
@@ -187,14 +198,16 @@ struct VideoOutput::Impl {
     gst_rtsp_server_set_service(server.get(), std::to_string(o.rtspPort).c_str());
     GstRTSPMediaFactory* factory = gst_rtsp_media_factory_new();
     gst_rtsp_media_factory_set_launch(factory,
-                                      "( appsrc name=feed is-live=true format=time block=false caps=video/x-h264,stream-format=byte-stream,alignment=au"
+                                      "( appsrc name=feed is-live=true format=time block=false "
+                                      "caps=video/x-h264,stream-format=byte-stream,alignment=au"
                                       " ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=-1 )");
     gst_rtsp_media_factory_set_shared(factory, FALSE);
     if (!o.rtspUsers.empty()) {
       // Every listed user may see the stream; anyone else gets 401 (Digest offered beside Basic,
       // so that clients which can keep the password off the wire).
       glib::Owned<GstRTSPAuth> auth(gst_rtsp_auth_new());
-      gst_rtsp_auth_set_supported_methods(auth.get(), static_cast<GstRTSPAuthMethod>(GST_RTSP_AUTH_BASIC | GST_RTSP_AUTH_DIGEST));
+      gst_rtsp_auth_set_supported_methods(auth.get(),
+                                          static_cast<GstRTSPAuthMethod>(GST_RTSP_AUTH_BASIC | GST_RTSP_AUTH_DIGEST));
       for (const auto& [user, password] : o.rtspUsers) {
         GstRTSPToken* token = gst_rtsp_token_new(GST_RTSP_TOKEN_MEDIA_FACTORY_ROLE, G_TYPE_STRING, "viewer", nullptr);
         gchar* basic = gst_rtsp_auth_make_basic(user.c_str(), password.c_str());
@@ -204,39 +217,44 @@ struct VideoOutput::Impl {
         gst_rtsp_token_unref(token);
       }
       gst_rtsp_server_set_auth(server.get(), auth.get());
-      gst_rtsp_media_factory_add_role(factory, "viewer", GST_RTSP_PERM_MEDIA_FACTORY_ACCESS, G_TYPE_BOOLEAN, TRUE, GST_RTSP_PERM_MEDIA_FACTORY_CONSTRUCT,
-                                      G_TYPE_BOOLEAN, TRUE, nullptr);
+      gst_rtsp_media_factory_add_role(factory, "viewer", GST_RTSP_PERM_MEDIA_FACTORY_ACCESS, G_TYPE_BOOLEAN, TRUE,
+                                      GST_RTSP_PERM_MEDIA_FACTORY_CONSTRUCT, G_TYPE_BOOLEAN, TRUE, nullptr);
     }
-    g_signal_connect(factory, "media-configure", G_CALLBACK(+[](GstRTSPMediaFactory*, GstRTSPMedia* media, gpointer self) {
+    g_signal_connect(factory, "media-configure",
+                     G_CALLBACK(+[](GstRTSPMediaFactory*, GstRTSPMedia* media, gpointer self) {
                        static_cast<Impl*>(self)->onMediaConfigure(media);
                      }),
                      this);
     glib::Owned<GstRTSPMountPoints> mounts(gst_rtsp_server_get_mount_points(server.get()));
     gst_rtsp_mount_points_add_factory(mounts.get(), o.rtspMount.c_str(), factory);
-    g_signal_connect(server.get(), "client-connected", G_CALLBACK(+[](GstRTSPServer*, GstRTSPClient* client, gpointer self) {
-                       auto* impl = static_cast<Impl*>(self);
-                       ++impl->clients;
-                       g_signal_connect(client, "closed", G_CALLBACK(+[](GstRTSPClient*, gpointer s) { --static_cast<Impl*>(s)->clients; }), impl);
-                       // A viewer joining a running (shared) media starts at a key frame: make one now (the
-                       // signal comes once the viewer's transport is active).
-                       g_signal_connect(client, "play-request", G_CALLBACK(+[](GstRTSPClient*, GstRTSPContext*, gpointer s) {
-                                          static_cast<Impl*>(s)->askForKeyFrame();
-                                        }),
-                                        impl);
-                     }),
-                     this);
+    g_signal_connect(
+        server.get(), "client-connected", G_CALLBACK(+[](GstRTSPServer*, GstRTSPClient* client, gpointer self) {
+          auto* impl = static_cast<Impl*>(self);
+          ++impl->clients;
+          g_signal_connect(client, "closed",
+                           G_CALLBACK(+[](GstRTSPClient*, gpointer s) { --static_cast<Impl*>(s)->clients; }), impl);
+          // A viewer joining a running (shared) media starts at a key frame: make one now (the
+          // signal comes once the viewer's transport is active).
+          g_signal_connect(client, "play-request", G_CALLBACK(+[](GstRTSPClient*, GstRTSPContext*, gpointer s) {
+                             static_cast<Impl*>(s)->askForKeyFrame();
+                           }),
+                           impl);
+        }),
+        this);
     GError* error = nullptr;
     serverSource = gst_rtsp_server_create_source(server.get(), nullptr, &error);
     if (!serverSource) {
       std::string text = error ? error->message : "unknown reason";
       if (error) g_error_free(error);
-      throw std::runtime_error("video: cannot serve RTSP on " + o.rtspAddress + ":" + std::to_string(o.rtspPort) + ": " + text);
+      throw std::runtime_error("video: cannot serve RTSP on " + o.rtspAddress + ":" + std::to_string(o.rtspPort) +
+                               ": " + text);
     }
     g_source_attach(serverSource, context);
     boundPort = gst_rtsp_server_get_bound_port(server.get());
     stallWatch = g_timeout_source_new(250);
     g_source_set_callback(
-        stallWatch, [](gpointer self) -> gboolean {
+        stallWatch,
+        [](gpointer self) -> gboolean {
           auto* impl = static_cast<Impl*>(self);
           gst_rtsp_server_client_filter(impl->server.get(), dropStalledClient, impl);
           return G_SOURCE_CONTINUE;
@@ -289,7 +307,8 @@ struct VideoOutput::Impl {
     int fd = g_socket_get_fd(socket), waiting = 0;
     tcp_info info{};
     socklen_t length = sizeof info;
-    if (ioctl(fd, SIOCOUTQ, &waiting) != 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return GST_RTSP_FILTER_KEEP;
+    if (ioctl(fd, SIOCOUTQ, &waiting) != 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0)
+      return GST_RTSP_FILTER_KEEP;
     static GQuark key = g_quark_from_static_string("polarpipe-progress");
     auto* progress = static_cast<Progress*>(g_object_get_qdata(G_OBJECT(client), key));
     if (!progress) {
@@ -322,7 +341,8 @@ struct VideoOutput::Impl {
     // g_main_loop_run is lost, and the join below would wait for ever.
     GSource* quit = g_idle_source_new();
     g_source_set_callback(
-        quit, [](gpointer l) -> gboolean {
+        quit,
+        [](gpointer l) -> gboolean {
           g_main_loop_quit(static_cast<GMainLoop*>(l));
           return G_SOURCE_REMOVE;
         },
@@ -344,7 +364,8 @@ struct VideoOutput::Impl {
 VideoOutput::VideoOutput(const VideoOptions& options) : impl_(std::make_unique<Impl>()) {
   Impl& d = *impl_;
   d.o = options;
-  if (options.rtspPort < 0 && options.mp4.empty() && !options.onEncoded) throw std::runtime_error("video: nothing to do: set rtsp_port and/or mp4");
+  if (options.rtspPort < 0 && options.mp4.empty() && !options.onEncoded)
+    throw std::runtime_error("video: nothing to do: set rtsp_port and/or mp4");
   d.encoderName = pickEncoder(options.encoder);
   if (d.encoderName.empty()) throw std::runtime_error("video: " + missingEncoder(options.encoder));
   if (!options.mp4.empty()) {
@@ -352,7 +373,8 @@ VideoOutput::VideoOutput(const VideoOptions& options) : impl_(std::make_unique<I
     std::error_code ec;
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
     if (ec || access(parent.empty() ? "." : parent.c_str(), W_OK) != 0)
-      throw std::runtime_error("video: cannot write " + options.mp4 + ": folder " + (parent.empty() ? "." : parent.string()) + " is not writable");
+      throw std::runtime_error("video: cannot write " + options.mp4 + ": folder " +
+                               (parent.empty() ? "." : parent.string()) + " is not writable");
   }
   d.startPipeline();
   if (options.rtspPort >= 0) d.startServer();
@@ -375,7 +397,8 @@ bool VideoOutput::push(const Image& image, uint64_t index) {
   }
   GST_BUFFER_PTS(buffer) = gst_util_uint64_scale(index, GST_SECOND, static_cast<guint64>(d.o.fps));
   GST_BUFFER_DURATION(buffer) = GST_SECOND / static_cast<guint64>(d.o.fps);
-  if (gst_app_src_push_buffer(GST_APP_SRC(d.appsrc.get()), buffer) != GST_FLOW_OK) throw std::runtime_error("video: the pipeline stopped taking frames");
+  if (gst_app_src_push_buffer(GST_APP_SRC(d.appsrc.get()), buffer) != GST_FLOW_OK)
+    throw std::runtime_error("video: the pipeline stopped taking frames");
   return true;
 }
 

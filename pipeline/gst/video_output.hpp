@@ -15,21 +15,21 @@ namespace pp::gst {
 
 struct VideoOptions {
   int width = 0, height = 0;
-  int channels = 3;                 // 3: RGB, 1: grey
-  int fps = 24;                     // stream timing: frame n has PTS n / fps
-  std::string encoder = "auto";     // auto | x264 | nvv4l2h264enc | openh264
+  int channels = 3;              // 3: RGB, 1: grey
+  int fps = 24;                  // stream timing: frame n has PTS n / fps
+  std::string encoder = "auto";  // auto | x264 | nvv4l2h264enc | openh264
   int bitrateKbps = 4000;
-  int keyframeInterval = 24;        // frames between key frames
-  int queueFrames = 4;              // frames waiting for the encoder before new ones are dropped
-  int rtspPort = -1;                // -1: no RTSP; 0: any free port
+  int keyframeInterval = 24;  // frames between key frames
+  int queueFrames = 4;        // frames waiting for the encoder before new ones are dropped
+  int rtspPort = -1;          // -1: no RTSP; 0: any free port
   std::string rtspAddress = "127.0.0.1";
   // Viewers must log in (Basic or Digest) as one of these user:password pairs; empty: no login.
   std::vector<std::pair<std::string, std::string>> rtspUsers;
   std::string rtspMount = "/polarpipe";
-  double rtspStallTimeoutS = 3;     // a viewer whose connection takes nothing this long is dropped
-  std::string mp4;                  // "" : no file; may hold a printf %d for split files
-  double mp4MaxSeconds = 0;         // 0: no split by duration
-  double mp4MaxMegabytes = 0;       // 0: no split by size
+  double rtspStallTimeoutS = 3;  // a viewer whose connection takes nothing this long is dropped
+  std::string mp4;               // "" : no file; may hold a printf %d for split files
+  double mp4MaxSeconds = 0;      // 0: no split by duration
+  double mp4MaxMegabytes = 0;    // 0: no split by size
   // Every encoded access unit with its PTS (benchmarks and tests).
   std::function<void(uint64_t ptsNs, size_t bytes)> onEncoded;
 };

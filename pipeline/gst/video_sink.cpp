@@ -54,29 +54,49 @@ std::vector<std::pair<std::string, std::string>> readCredentials(const std::stri
   return parseCredentials(text.str(), path);
 }
 
-bool isLoopback(const std::string& address) { return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost"; }
+bool isLoopback(const std::string& address) {
+  return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost";
+}
 
 class VideoSink : public Sink {
  public:
   using Params = VideoSinkParams;
   static const ParamSchema<Params>& schema() {
-    static const auto schema = ParamSchema<Params>()
-        .add("rtsp_port", &Params::rtsp_port, "serve RTSP on this port (8554 is usual); 0: any free port; -1: no RTSP", intIn(-1, 65535))
-        .add("rtsp_address", &Params::rtsp_address, "address to listen on: 127.0.0.1 this machine only, 0.0.0.0 every network (then set rtsp_credentials)")
-        .add("rtsp_credentials", &Params::rtsp_credentials,
-             "file of user:password lines; viewers must log in (Basic or Digest). POLARPIPE_RTSP_CREDENTIALS=user:password in the environment adds one",
-             existingFile())
-        .add("rtsp_mount", &Params::rtsp_mount, "path of the stream: rtsp://HOST:PORT/MOUNT", Rule<std::string>{"a path starting with /", [](const std::string& m) { return m.size() > 1 && m[0] == '/'; }})
-        .add("rtsp_stall_timeout_s", &Params::rtsp_stall_timeout_s,
-             "drop a viewer whose connection takes no data for this long (a stalled TCP viewer holds the stream for every viewer until then)", numberIn(0.5, 600))
-        .add("mp4", &Params::mp4, "record to this MP4 file; with a split limit, a name with %d (rec_%03d.mp4)", anyPath())
-        .add("mp4_max_seconds", &Params::mp4_max_seconds, "start a new MP4 file after this many seconds; 0: one file", numberIn(0, 1e7))
-        .add("mp4_max_mb", &Params::mp4_max_mb, "start a new MP4 file after this many megabytes; 0: no limit", numberIn(0, 1e7))
-        .add("encoder", &Params::encoder, "H.264 encoder: auto takes nvv4l2h264enc (Jetson), else x264, else openh264", oneOf({"auto", "x264", "nvv4l2h264enc", "openh264"}))
-        .add("bitrate_kbps", &Params::bitrate_kbps, "target bit rate", intIn(100, 1000000))
-        .add("keyframe_interval", &Params::keyframe_interval, "frames between key frames (new RTSP viewers also get one at once)", intIn(1, 10000))
-        .add("fps", &Params::fps, "frame rate written into the stream: frame n is shown at n / fps s", intIn(1, 1000))
-        .add("queue_frames", &Params::queue_frames, "frames waiting for the encoder; beyond that new frames are dropped (counted), so the graph never waits", intIn(1, 120));
+    static const auto schema =
+        ParamSchema<Params>()
+            .add("rtsp_port", &Params::rtsp_port,
+                 "serve RTSP on this port (8554 is usual); 0: any free port; -1: no RTSP", intIn(-1, 65535))
+            .add("rtsp_address", &Params::rtsp_address,
+                 "address to listen on: 127.0.0.1 this machine only, 0.0.0.0 every network (then set rtsp_credentials)")
+            .add("rtsp_credentials", &Params::rtsp_credentials,
+                 "file of user:password lines; viewers must log in (Basic or Digest). "
+                 "POLARPIPE_RTSP_CREDENTIALS=user:password in the environment adds one",
+                 existingFile())
+            .add("rtsp_mount", &Params::rtsp_mount, "path of the stream: rtsp://HOST:PORT/MOUNT",
+                 Rule<std::string>{"a path starting with /",
+                                   [](const std::string& m) { return m.size() > 1 && m[0] == '/'; }})
+            .add("rtsp_stall_timeout_s", &Params::rtsp_stall_timeout_s,
+                 "drop a viewer whose connection takes no data for this long (a stalled TCP viewer holds the stream "
+                 "for every viewer until then)",
+                 numberIn(0.5, 600))
+            .add("mp4", &Params::mp4, "record to this MP4 file; with a split limit, a name with %d (rec_%03d.mp4)",
+                 anyPath())
+            .add("mp4_max_seconds", &Params::mp4_max_seconds,
+                 "start a new MP4 file after this many seconds; 0: one file", numberIn(0, 1e7))
+            .add("mp4_max_mb", &Params::mp4_max_mb, "start a new MP4 file after this many megabytes; 0: no limit",
+                 numberIn(0, 1e7))
+            .add("encoder", &Params::encoder,
+                 "H.264 encoder: auto takes nvv4l2h264enc (Jetson), else x264, else openh264",
+                 oneOf({"auto", "x264", "nvv4l2h264enc", "openh264"}))
+            .add("bitrate_kbps", &Params::bitrate_kbps, "target bit rate", intIn(100, 1000000))
+            .add("keyframe_interval", &Params::keyframe_interval,
+                 "frames between key frames (new RTSP viewers also get one at once)", intIn(1, 10000))
+            .add("fps", &Params::fps, "frame rate written into the stream: frame n is shown at n / fps s",
+                 intIn(1, 1000))
+            .add("queue_frames", &Params::queue_frames,
+                 "frames waiting for the encoder; beyond that new frames are dropped (counted), so the graph never "
+                 "waits",
+                 intIn(1, 120));
     return schema;
   }
 
@@ -99,7 +119,9 @@ class VideoSink : public Sink {
     if (p.rtsp_port < 0 && p.mp4.empty()) ctx.error("give rtsp_port (live view) and/or mp4 (a recording)");
     bool split = p.mp4_max_seconds > 0 || p.mp4_max_mb > 0;
     if (split && p.mp4.value.find('%') == std::string::npos)
-      ctx.diagnostics.error(ctx.node["mp4"], ctx.keyPath + ".mp4", "with mp4_max_seconds or mp4_max_mb the name needs a %d for the part number, e.g. rec_%03d.mp4");
+      ctx.diagnostics.error(
+          ctx.node["mp4"], ctx.keyPath + ".mp4",
+          "with mp4_max_seconds or mp4_max_mb the name needs a %d for the part number, e.g. rec_%03d.mp4");
   }
 
   void setup(PortSetup& ports) override {
@@ -124,11 +146,15 @@ class VideoSink : public Sink {
     o.rtspStallTimeoutS = p_.rtsp_stall_timeout_s;
     o.rtspUsers = users_;
     if (p_.rtsp_port >= 0 && users_.empty() && !isLoopback(p_.rtsp_address))
-      spdlog::warn("video: the live view on {} is open to anyone who can reach this machine; set rtsp_credentials to ask for a password", p_.rtsp_address);
+      spdlog::warn(
+          "video: the live view on {} is open to anyone who can reach this machine; set rtsp_credentials to ask for a "
+          "password",
+          p_.rtsp_address);
     o.mp4 = p_.mp4.value;
     o.mp4MaxSeconds = p_.mp4_max_seconds;
     o.mp4MaxMegabytes = p_.mp4_max_mb;
-    if (ports.devices() != PortSetup::Devices::use) {  // validate: the encoder and the folder checked; nothing started, no port bound
+    if (ports.devices() !=
+        PortSetup::Devices::use) {  // validate: the encoder and the folder checked; nothing started, no port bound
       if (std::string why = missingEncoder(o.encoder); !why.empty()) ports.fail(why);
       if (!o.mp4.empty())
         if (std::string why = whyNotWritable(o.mp4); !why.empty()) ports.fail("cannot write " + o.mp4 + ": " + why);
@@ -142,8 +168,10 @@ class VideoSink : public Sink {
   }
 
   void consume(const SinkFrame& frame) override {
-    if (output_->push(frame.in("image"), index_++)) ++encoded_;
-    else ++dropped_;
+    if (output_->push(frame.in("image"), index_++))
+      ++encoded_;
+    else
+      ++dropped_;
   }
 
   void finish() override {
@@ -155,15 +183,18 @@ class VideoSink : public Sink {
     std::string where;
     if (!p_.mp4.empty()) where = p_.mp4.value;
     if (p_.rtsp_port >= 0) where += (where.empty() ? "" : " and ") + output_->rtspUrl();
-    return where + " (" + output_->encoder() + ", " + std::to_string(encoded_.load()) + " frames, " + std::to_string(dropped_.load()) + " dropped)";
+    return where + " (" + output_->encoder() + ", " + std::to_string(encoded_.load()) + " frames, " +
+           std::to_string(dropped_.load()) + " dropped)";
   }
 
   std::vector<Counter> counters() const override {
     static const std::atomic<uint64_t> none{0};
     return {{"video_frames", "Frames handed to the H.264 encoder.", &encoded_},
             {"video_dropped", "Frames dropped at the video sink because the encoder was behind.", &dropped_},
-            {"rtsp_viewers_dropped", "RTSP viewers dropped because their connection stopped taking data.", output_ ? &output_->rtspViewersDropped() : &none},
-            {"rtsp_viewer_frames_dropped", "Frames an RTSP viewer missed because it was behind (the other viewers still got them).",
+            {"rtsp_viewers_dropped", "RTSP viewers dropped because their connection stopped taking data.",
+             output_ ? &output_->rtspViewersDropped() : &none},
+            {"rtsp_viewer_frames_dropped",
+             "Frames an RTSP viewer missed because it was behind (the other viewers still got them).",
              output_ ? &output_->rtspViewerFramesDropped() : &none}};
   }
 
@@ -178,7 +209,8 @@ class VideoSink : public Sink {
 }  // namespace
 
 void registerVideoSink(Registry& registry) {
-  registry.add<VideoSink>(Role::sink, "video", "H.264 live view over RTSP and/or MP4 files through GStreamer (input image: u8 RGB or grey)");
+  registry.add<VideoSink>(Role::sink, "video",
+                          "H.264 live view over RTSP and/or MP4 files through GStreamer (input image: u8 RGB or grey)");
 }
 
 }  // namespace pp::gst

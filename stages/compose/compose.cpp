@@ -64,8 +64,10 @@ std::vector<uint8_t> colourTable(Depth depth, int channels, const TileStyle& sty
   std::vector<uint8_t> table(values * 3);
   for (size_t v = 0; v < values; ++v) {
     std::array<uint8_t, 3> rgb;
-    if (channels >= 3) rgb.fill(toByte(static_cast<double>(v) / max));
-    else rgb = mapped(static_cast<double>(v), max, style.colormap);
+    if (channels >= 3)
+      rgb.fill(toByte(static_cast<double>(v) / max));
+    else
+      rgb = mapped(static_cast<double>(v), max, style.colormap);
     std::copy(rgb.begin(), rgb.end(), table.begin() + static_cast<std::ptrdiff_t>(3 * v));
   }
   return table;
@@ -86,13 +88,15 @@ void drawBoxes(ImageView<uint8_t> dst, const Detections& boxes, std::array<uint8
   }
 }
 
-void composeCpu(const std::vector<const Image*>& tiles, const std::vector<TileStyle>& styles, Layout layout, const Detections* boxes, Image& out) {
+void composeCpu(const std::vector<const Image*>& tiles, const std::vector<TileStyle>& styles, Layout layout,
+                const Detections* boxes, Image& out) {
   ImageView<uint8_t> canvas = out.view<uint8_t>();
   int cols = columns(layout);
   for (size_t i = 0; i < tiles.size(); ++i) {
     const Image& tile = *tiles[i];
     int ox = static_cast<int>(i) % cols * tile.width(), oy = static_cast<int>(i) / cols * tile.height();
-    ImageView<uint8_t> region{canvas.row(oy) + static_cast<size_t>(ox) * 3, tile.width(), tile.height(), canvas.pitch, 3, canvas.memory};
+    ImageView<uint8_t> region{
+        canvas.row(oy) + static_cast<size_t>(ox) * 3, tile.width(), tile.height(), canvas.pitch, 3, canvas.memory};
     drawTile(tile, styles[i], region);
     if (i == 0 && boxes) drawBoxes(region, *boxes);
   }
@@ -114,8 +118,8 @@ struct ComposerCuda::State {
 ComposerCuda::ComposerCuda() : state_(std::make_unique<State>()) {}
 ComposerCuda::~ComposerCuda() = default;
 
-void ComposerCuda::compose(const std::vector<const Image*>& tiles, const std::vector<TileStyle>& styles, Layout layout, const Detections* boxes, Image& out,
-                           StreamHandle stream) {
+void ComposerCuda::compose(const std::vector<const Image*>& tiles, const std::vector<TileStyle>& styles, Layout layout,
+                           const Detections* boxes, Image& out, StreamHandle stream) {
   int cols = columns(layout);
   state_->tables.resize(tiles.size());
   for (size_t i = 0; i < tiles.size(); ++i) {
@@ -123,20 +127,36 @@ void ComposerCuda::compose(const std::vector<const Image*>& tiles, const std::ve
     Depth depth = tile.format().depth;
     int channels = tile.format().channels;
     State::Table& table = state_->tables[i];
-    if (depth != Depth::f32 && (!table.rgb.get() || table.depth != depth || table.channels != channels || table.colormap != styles[i].colormap ||
-                                table.max != styles[i].max)) {
+    if (depth != Depth::f32 && (!table.rgb.get() || table.depth != depth || table.channels != channels ||
+                                table.colormap != styles[i].colormap || table.max != styles[i].max)) {
       std::vector<uint8_t> host = colourTable(depth, channels, styles[i]);
       table = {depth, channels, styles[i].colormap, styles[i].max, DeviceBuffer<uint8_t>(host.size())};
       PP_CUDA_CHECK(cudaMemcpy(table.rgb.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
     }
-    DeviceTile t{static_cast<const uint8_t*>(tile.data()), tile.pitch(), tile.width(), tile.height(), depth == Depth::u8 ? 0 : depth == Depth::u16 ? 1 : 2,
-                 channels, static_cast<int>(styles[i].colormap), styles[i].max > 0 ? styles[i].max : fullRange(depth), depth == Depth::f32 ? nullptr : table.rgb.get(),
-                 static_cast<int>(i) % cols * tile.width(), static_cast<int>(i) / cols * tile.height(), 0, {}, {}, {}, {}};
+    DeviceTile t{static_cast<const uint8_t*>(tile.data()),
+                 tile.pitch(),
+                 tile.width(),
+                 tile.height(),
+                 depth == Depth::u8    ? 0
+                 : depth == Depth::u16 ? 1
+                                       : 2,
+                 channels,
+                 static_cast<int>(styles[i].colormap),
+                 styles[i].max > 0 ? styles[i].max : fullRange(depth),
+                 depth == Depth::f32 ? nullptr : table.rgb.get(),
+                 static_cast<int>(i) % cols * tile.width(),
+                 static_cast<int>(i) / cols * tile.height(),
+                 0,
+                 {},
+                 {},
+                 {},
+                 {}};
     if (i == 0 && boxes)
       for (const Box& b : *boxes) {
         if (t.boxes == kMaxDrawnBoxes) break;
         t.boxX0[t.boxes] = static_cast<int>(std::lround(b.x)), t.boxY0[t.boxes] = static_cast<int>(std::lround(b.y));
-        t.boxX1[t.boxes] = static_cast<int>(std::lround(b.x + b.w)) - 1, t.boxY1[t.boxes] = static_cast<int>(std::lround(b.y + b.h)) - 1;
+        t.boxX1[t.boxes] = static_cast<int>(std::lround(b.x + b.w)) - 1,
+        t.boxY1[t.boxes] = static_cast<int>(std::lround(b.y + b.h)) - 1;
         ++t.boxes;
       }
     launchDrawTile(t, out.view<uint8_t>(), stream);
@@ -146,7 +166,8 @@ void ComposerCuda::compose(const std::vector<const Image*>& tiles, const std::ve
 struct ComposerCuda::State {};
 ComposerCuda::ComposerCuda() = default;
 ComposerCuda::~ComposerCuda() = default;
-void ComposerCuda::compose(const std::vector<const Image*>&, const std::vector<TileStyle>&, Layout, const Detections*, Image&, StreamHandle) {
+void ComposerCuda::compose(const std::vector<const Image*>&, const std::vector<TileStyle>&, Layout, const Detections*,
+                           Image&, StreamHandle) {
   throw std::logic_error("compose: this build has no CUDA");
 }
 #endif

@@ -1,8 +1,8 @@
 // compose: the view sent to the sinks. Tiles of any plane, colour-mapped (turbo for disparity
 // and depth, HSV for angles), laid out single, side by side or 2x2, with face boxes drawn.
 #pragma once
-#include <memory>
 #include <array>
+#include <memory>
 #include <vector>
 
 #include "pipeline/image.hpp"
@@ -45,8 +45,8 @@ class ComposerCuda {
  public:
   ComposerCuda();
   ~ComposerCuda();
-  void compose(const std::vector<const Image*>& tiles, const std::vector<TileStyle>& styles, Layout layout, const Detections* boxes, Image& out,
-               StreamHandle stream);
+  void compose(const std::vector<const Image*>& tiles, const std::vector<TileStyle>& styles, Layout layout,
+               const Detections* boxes, Image& out, StreamHandle stream);
 
  private:
   struct State;

@@ -40,10 +40,12 @@ int rawPlaneWidth(RawFormat format, int pixels);
 ImageView<const uint8_t> rawBytes(const Image& raw, RawFormat format);
 
 // CPU reference: plain and obviously right.
-template <class T> void demosaicCpu(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, const Planes<T>& out);
+template <class T>
+void demosaicCpu(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, const Planes<T>& out);
 
 // CUDA: one fused pass over the raw frame (device or mapped memory) on `stream`.
-template <class T> void demosaicCuda(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, const Planes<T>& out, StreamHandle stream);
+template <class T> void demosaicCuda(const Settings& s, ImageView<const uint8_t> raw, int rawWidth,
+                                     const Planes<T>& out, StreamHandle stream);
 
 }  // namespace pp::demosaic
 
@@ -57,12 +59,13 @@ struct PlaneSpec {
 std::vector<PlaneSpec> planesFor(const Settings& s, const std::vector<std::string>& outputs);
 
 // Runs one backend on named output images (device images for cuda, host or pinned for cpu).
-void run(const Settings& s, const Image& raw, const std::map<std::string, Image*>& outputs, bool cuda, StreamHandle stream);
+void run(const Settings& s, const Image& raw, const std::map<std::string, Image*>& outputs, bool cuda,
+         StreamHandle stream);
 
 // One frame from a host image to host planes, with allocation and copies: for files and tests,
 // not the graph. `poison` fills the outputs first so that an unwritten pixel shows; `rowPadding`
 // bytes added to the outputs' row pitch give rows that are not 16-byte aligned (a caller's views).
-std::map<std::string, Image> runToHost(const Settings& s, const Image& raw, const std::vector<std::string>& outputs, bool cuda, int poison = -1,
-                                       size_t rowPadding = 0);
+std::map<std::string, Image> runToHost(const Settings& s, const Image& raw, const std::vector<std::string>& outputs,
+                                       bool cuda, int poison = -1, size_t rowPadding = 0);
 
 }  // namespace pp::demosaic

@@ -57,7 +57,8 @@ int bilinear(const SubImage& sub, int ox, int oy, int x, int y) {
   int x0 = sx >> 1, y0 = sy >> 1;  // floor
   int x1 = (sx & 1) ? x0 + 1 : x0, y1 = (sy & 1) ? y0 + 1 : y0;
   int n = (x1 != x0 ? 2 : 1) * (y1 != y0 ? 2 : 1);
-  int sum = sub.at(x0, y0) + (x1 != x0 ? sub.at(x1, y0) : 0) + (y1 != y0 ? sub.at(x0, y1) : 0) + (n == 4 ? sub.at(x1, y1) : 0);
+  int sum = sub.at(x0, y0) + (x1 != x0 ? sub.at(x1, y0) : 0) + (y1 != y0 ? sub.at(x0, y1) : 0) +
+            (n == 4 ? sub.at(x1, y1) : 0);
   return (sum + n / 2) / n;
 }
 
@@ -70,8 +71,10 @@ void storef(const ImageView<float>& v, int x, int y, int c, float value) {
 
 }  // namespace
 
-template <class T> void demosaicCpu(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, const Planes<T>& out) {
-  SubImage sub[4] = {extract(s, raw, rawWidth, 0), extract(s, raw, rawWidth, 1), extract(s, raw, rawWidth, 2), extract(s, raw, rawWidth, 3)};
+template <class T>
+void demosaicCpu(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, const Planes<T>& out) {
+  SubImage sub[4] = {extract(s, raw, rawWidth, 0), extract(s, raw, rawWidth, 1), extract(s, raw, rawWidth, 2),
+                     extract(s, raw, rawWidth, 3)};
   bool colour = s.mosaic == Mosaic::rggb;
   int channels = colour ? 3 : 1;
   int width = s.fullResolution ? rawWidth : rawWidth / 2, height = s.fullResolution ? raw.height : raw.height / 2;
@@ -94,7 +97,8 @@ template <class T> void demosaicCpu(const Settings& s, ImageView<const uint8_t> 
       for (int c = 0; c < channels; ++c) {
         for (int k = 0; k < 4; ++k) store(out.angle[k], x, y, c, static_cast<T>(value[k][c]));
         store(out.s0, x, y, c, static_cast<T>((value[0][c] + value[1][c] + value[2][c] + value[3][c] + 2) >> 2));
-        Stokes st = stokes(static_cast<float>(value[0][c]), static_cast<float>(value[1][c]), static_cast<float>(value[2][c]), static_cast<float>(value[3][c]));
+        Stokes st = stokes(static_cast<float>(value[0][c]), static_cast<float>(value[1][c]),
+                           static_cast<float>(value[2][c]), static_cast<float>(value[3][c]));
         storef(out.s1, x, y, c, st.s1);
         storef(out.s2, x, y, c, st.s2);
         float w = colour ? lumaWeight(c) : 1.f;
@@ -118,7 +122,8 @@ const char* angleName(int k) {
 }
 
 const std::vector<std::string>& rawFormatNames() {
-  static const std::vector<std::string> names = {"mono8", "mono10", "mono12", "mono16", "mono10p", "mono12p", "mono10packed", "mono12packed"};
+  static const std::vector<std::string> names = {"mono8",   "mono10",  "mono12",       "mono16",
+                                                 "mono10p", "mono12p", "mono10packed", "mono12packed"};
   return names;
 }
 
@@ -135,19 +140,25 @@ int rawPixelWidth(RawFormat format, int planeWidth) {
   return isPacked(format) ? planeWidth / packedGroupBytes(format) * packedGroupPixels(format) : planeWidth;
 }
 
-int rawPlaneWidth(RawFormat format, int pixels) { return isPacked(format) ? pixels / packedGroupPixels(format) * packedGroupBytes(format) : pixels; }
+int rawPlaneWidth(RawFormat format, int pixels) {
+  return isPacked(format) ? pixels / packedGroupPixels(format) * packedGroupBytes(format) : pixels;
+}
 
 std::string checkRawSize(const Settings& s, int planeWidth, int rawHeight, int& outWidth, int& outHeight) {
   if (isPacked(s.format) && planeWidth % packedGroupBytes(s.format))
-    return "a " + rawFormatName(s.format) + " plane holds " + std::to_string(packedGroupPixels(s.format)) + " pixels in every " +
-           std::to_string(packedGroupBytes(s.format)) + " bytes, so its width in bytes must be a multiple of " + std::to_string(packedGroupBytes(s.format)) +
+    return "a " + rawFormatName(s.format) + " plane holds " + std::to_string(packedGroupPixels(s.format)) +
+           " pixels in every " + std::to_string(packedGroupBytes(s.format)) +
+           " bytes, so its width in bytes must be a multiple of " + std::to_string(packedGroupBytes(s.format)) +
            "; it is " + std::to_string(planeWidth);
   int rawWidth = rawPixelWidth(s.format, planeWidth);
   int period = s.mosaic == Mosaic::rggb ? 4 : 2;
   if (rawWidth % period || rawHeight % period)
     return "a raw frame of " + std::to_string(rawWidth) + "x" + std::to_string(rawHeight) + " does not fit the " +
-           (s.mosaic == Mosaic::rggb ? "polar_rggb 4x4" : "polar_mono 2x2") + " period: width and height must be multiples of " + std::to_string(period);
-  if (rawWidth < 6 || rawHeight < 6) return "a raw frame must be at least 6x6 (the 5x5 demosaic window on each angle), got " + std::to_string(rawWidth) + "x" + std::to_string(rawHeight);
+           (s.mosaic == Mosaic::rggb ? "polar_rggb 4x4" : "polar_mono 2x2") +
+           " period: width and height must be multiples of " + std::to_string(period);
+  if (rawWidth < 6 || rawHeight < 6)
+    return "a raw frame must be at least 6x6 (the 5x5 demosaic window on each angle), got " + std::to_string(rawWidth) +
+           "x" + std::to_string(rawHeight);
   outWidth = s.fullResolution ? rawWidth : rawWidth / 2;
   outHeight = s.fullResolution ? rawHeight : rawHeight / 2;
   return "";
@@ -156,7 +167,8 @@ std::string checkRawSize(const Settings& s, int planeWidth, int rawHeight, int& 
 ImageView<const uint8_t> rawBytes(const Image& raw, RawFormat format) {
   bool wide = isWide(format);
   if (wide != (raw.format().depth == Depth::u16) || raw.format().channels != 1)
-    throw std::invalid_argument("raw plane of format " + toString(raw.format()) + " does not hold " + (wide ? "16-bit" : "8-bit") + " samples");
+    throw std::invalid_argument("raw plane of format " + toString(raw.format()) + " does not hold " +
+                                (wide ? "16-bit" : "8-bit") + " samples");
   return {static_cast<const uint8_t*>(raw.data()), raw.width(), raw.height(), raw.pitch(), 1, raw.memory()};
 }
 

@@ -14,11 +14,17 @@ std::vector<PlaneSpec> planesFor(const Settings& s, const std::vector<std::strin
   for (const auto& name : outputs) {
     if (name == "angles")
       for (int k = 0; k < 4; ++k) planes.push_back({angleName(k), sample});
-    else if (name == "s0") planes.push_back({name, sample});
-    else if (name == "s1" || name == "s2") planes.push_back({name, {Depth::f32, channels}});
-    else if (name == "dolp" || name == "aolp") planes.push_back({name, {Depth::f32, 1}});
-    else if (name == "aolp_visual") planes.push_back({name, {Depth::u8, 3}});
-    else throw std::invalid_argument("unknown demosaic output '" + name + "' (outputs: angles, s0, s1, s2, dolp, aolp, aolp_visual)");
+    else if (name == "s0")
+      planes.push_back({name, sample});
+    else if (name == "s1" || name == "s2")
+      planes.push_back({name, {Depth::f32, channels}});
+    else if (name == "dolp" || name == "aolp")
+      planes.push_back({name, {Depth::f32, 1}});
+    else if (name == "aolp_visual")
+      planes.push_back({name, {Depth::u8, 3}});
+    else
+      throw std::invalid_argument("unknown demosaic output '" + name +
+                                  "' (outputs: angles, s0, s1, s2, dolp, aolp, aolp_visual)");
   }
   return planes;
 }
@@ -29,7 +35,8 @@ template <class T> ImageView<T> viewOf(const std::map<std::string, Image*>& outp
   return it == outputs.end() ? ImageView<T>{} : it->second->view<T>();
 }
 
-template <class T> void runTyped(const Settings& s, const Image& raw, const std::map<std::string, Image*>& outputs, bool cuda, StreamHandle stream) {
+template <class T> void runTyped(const Settings& s, const Image& raw, const std::map<std::string, Image*>& outputs,
+                                 bool cuda, StreamHandle stream) {
   Planes<T> planes;
   for (int k = 0; k < 4; ++k) planes.angle[k] = viewOf<T>(outputs, angleName(k));
   planes.s0 = viewOf<T>(outputs, "s0");
@@ -49,13 +56,16 @@ template <class T> void runTyped(const Settings& s, const Image& raw, const std:
 }
 }  // namespace
 
-void run(const Settings& s, const Image& raw, const std::map<std::string, Image*>& outputs, bool cuda, StreamHandle stream) {
-  if (s.format == RawFormat::mono8) runTyped<uint8_t>(s, raw, outputs, cuda, stream);
-  else runTyped<uint16_t>(s, raw, outputs, cuda, stream);
+void run(const Settings& s, const Image& raw, const std::map<std::string, Image*>& outputs, bool cuda,
+         StreamHandle stream) {
+  if (s.format == RawFormat::mono8)
+    runTyped<uint8_t>(s, raw, outputs, cuda, stream);
+  else
+    runTyped<uint16_t>(s, raw, outputs, cuda, stream);
 }
 
-std::map<std::string, Image> runToHost(const Settings& s, const Image& raw, const std::vector<std::string>& outputs, bool cuda, int poison,
-                                       size_t rowPadding) {
+std::map<std::string, Image> runToHost(const Settings& s, const Image& raw, const std::vector<std::string>& outputs,
+                                       bool cuda, int poison, size_t rowPadding) {
   int width = 0, height = 0;
   std::string problem = checkRawSize(s, raw.width(), raw.height(), width, height);
   if (!problem.empty()) throw std::invalid_argument(problem);
@@ -63,7 +73,8 @@ std::map<std::string, Image> runToHost(const Settings& s, const Image& raw, cons
   std::map<std::string, Image> planes, host;
   std::map<std::string, Image*> views;
   for (const auto& p : planesFor(s, outputs)) {
-    Image& img = planes.emplace(p.name, Image(p.format, width, height, memory, pitchFor(p.format, width) + rowPadding)).first->second;
+    Image& img = planes.emplace(p.name, Image(p.format, width, height, memory, pitchFor(p.format, width) + rowPadding))
+                     .first->second;
     if (poison >= 0) fillBytes(img, static_cast<uint8_t>(poison));
     views[p.name] = &img;
   }
@@ -72,10 +83,13 @@ std::map<std::string, Image> runToHost(const Settings& s, const Image& raw, cons
     return planes;
   }
   Stream stream;
-  Image deviceRaw(raw.format(), raw.width(), raw.height(), MemoryKind::device, raw.pitch());  // the frame's own row layout
+  Image deviceRaw(raw.format(), raw.width(), raw.height(), MemoryKind::device,
+                  raw.pitch());  // the frame's own row layout
   copyImage(raw, deviceRaw, stream.handle());
   run(s, deviceRaw, views, true, stream.handle());
-  for (auto& [name, img] : planes) copyImage(img, host.emplace(name, Image(img.format(), width, height, MemoryKind::host)).first->second, stream.handle());
+  for (auto& [name, img] : planes)
+    copyImage(img, host.emplace(name, Image(img.format(), width, height, MemoryKind::host)).first->second,
+              stream.handle());
   stream.synchronize();
   return host;
 }

@@ -11,15 +11,15 @@ namespace pp::demosaic {
 struct SynthOptions {
   Mosaic mosaic = Mosaic::rggb;
   polar::Layout layout;
-  bool sixteenBit = false;     // 16-bit raw (mono16) instead of 8-bit
-  std::string aolp = "ramp";   // ramp (0..pi left to right), radial, or degrees
-  std::string dolp = "ramp";   // ramp (0.1..0.9 top to bottom), or a value in [0, 1]
-  double aolpOffset = 0;       // radians added to the AoLP field (moving sequences)
+  bool sixteenBit = false;    // 16-bit raw (mono16) instead of 8-bit
+  std::string aolp = "ramp";  // ramp (0..pi left to right), radial, or degrees
+  std::string dolp = "ramp";  // ramp (0.1..0.9 top to bottom), or a value in [0, 1]
+  double aolpOffset = 0;      // radians added to the AoLP field (moving sequences)
 };
 
 struct SynthFrame {
-  Image raw;           // 2x the picture: u8x1 or u16x1
-  Image angle[4];      // truth at half resolution, 0, 45, 90, 135: raw depth, 1 or 3 channels
+  Image raw;             // 2x the picture: u8x1 or u16x1
+  Image angle[4];        // truth at half resolution, 0, 45, 90, 135: raw depth, 1 or 3 channels
   Image s0, dolp, aolp;  // truth, f32x1: S0 (luminance for colour), DoLP, AoLP in [0, pi)
 };
 

@@ -23,15 +23,19 @@ class SynthSource : public Source {
  public:
   using Params = SynthSourceParams;
   static const ParamSchema<Params>& schema() {
-    static const auto schema = ParamSchema<Params>()
-        .add("picture", &Params::picture, "8-bit picture; each pixel becomes one 2x2 polarizer block", existingFile())
-        .add("mosaic", &Params::mosaic, "sensor layout of the raw frames", oneOf({"polar_rggb", "polar_mono"}))
-        .add("bits", &Params::bits, "raw bit depth: 8 (u8 plane, mono8) or 16 (u16 plane, mono16)", Rule<int>{"8 or 16", [](const int& b) { return b == 8 || b == 16; }})
-        .add("frames", &Params::frames, "frames to produce; 0: endless", intIn(0, 100000000))
-        .add("variants", &Params::variants, "distinct frames made at start (each a further AoLP turn), then repeated", intIn(1, 256))
-        .add("aolp_step_deg", &Params::aolp_step_deg, "AoLP turn per frame, degrees", numberIn(-180, 180))
-        .add("aolp", &Params::aolp, "AoLP field: ramp, radial, or degrees")
-        .add("dolp", &Params::dolp, "DoLP field: ramp or a value in [0, 1]");
+    static const auto schema =
+        ParamSchema<Params>()
+            .add("picture", &Params::picture, "8-bit picture; each pixel becomes one 2x2 polarizer block",
+                 existingFile())
+            .add("mosaic", &Params::mosaic, "sensor layout of the raw frames", oneOf({"polar_rggb", "polar_mono"}))
+            .add("bits", &Params::bits, "raw bit depth: 8 (u8 plane, mono8) or 16 (u16 plane, mono16)",
+                 Rule<int>{"8 or 16", [](const int& b) { return b == 8 || b == 16; }})
+            .add("frames", &Params::frames, "frames to produce; 0: endless", intIn(0, 100000000))
+            .add("variants", &Params::variants,
+                 "distinct frames made at start (each a further AoLP turn), then repeated", intIn(1, 256))
+            .add("aolp_step_deg", &Params::aolp_step_deg, "AoLP turn per frame, degrees", numberIn(-180, 180))
+            .add("aolp", &Params::aolp, "AoLP field: ramp, radial, or degrees")
+            .add("dolp", &Params::dolp, "DoLP field: ramp or a value in [0, 1]");
     return schema;
   }
 
@@ -77,7 +81,8 @@ class SynthSource : public Source {
 }  // namespace
 
 void registerSynthSource(Registry& registry) {
-  registry.add<SynthSource>(Role::source, "polar_synth", "raw polarization frames made from a picture, AoLP turning frame by frame (output raw)");
+  registry.add<SynthSource>(Role::source, "polar_synth",
+                            "raw polarization frames made from a picture, AoLP turning frame by frame (output raw)");
 }
 
 }  // namespace pp::demosaic

@@ -51,6 +51,7 @@ void renderCpu(const Settings& s, const Image& image, const Image& depth, Image&
 
 // CUDA: device images; `plane` is the depth or disparity plane as it comes (any size depthForImage
 // takes), read in place. Enqueued on `stream`; the host never waits.
-void renderCuda(const Settings& s, const Image& image, const Image& plane, bool disparity, float baselineFocal, Image& out, StreamHandle stream);
+void renderCuda(const Settings& s, const Image& image, const Image& plane, bool disparity, float baselineFocal,
+                Image& out, StreamHandle stream);
 
 }  // namespace pp::dof

@@ -17,12 +17,15 @@ namespace {
 bool valid(float z) { return std::isfinite(z) && z > 0.f; }
 
 // Gaussian of integer radius r: 2r + 1 taps, sigma r / 2 (the identity at r = 0).
-std::vector<float> radiusTaps(int r) { return r == 0 ? std::vector<float>{1.f} : filter::gaussianTaps(2 * r + 1, 0.5 * r); }
+std::vector<float> radiusTaps(int r) {
+  return r == 0 ? std::vector<float>{1.f} : filter::gaussianTaps(2 * r + 1, 0.5 * r);
+}
 
 // The near edge of the depth band a pixel belongs to; it gathers only from depths at or beyond it.
 float bandEdge(const Settings& s, float z, int r0) {
   if (!valid(z)) return std::numeric_limits<float>::infinity();  // far: gathers only from the far
-  float edge = z >= s.focusDepth ? s.focusDepth + static_cast<float>(r0) / s.k : s.focusDepth - static_cast<float>(r0 + 1) / s.k;
+  float edge =
+      z >= s.focusDepth ? s.focusDepth + static_cast<float>(r0) / s.k : s.focusDepth - static_cast<float>(r0 + 1) / s.k;
   return std::min(edge, z);  // beyond r_max in front, the band reaches the pixel itself
 }
 
@@ -31,10 +34,12 @@ float bandEdge(const Settings& s, float z, int r0) {
 PlaneMapping mapPlane(int planeWidth, int planeHeight, int width, int height) {
   bool larger = planeWidth >= width;
   int scale = larger ? planeWidth / width : width / planeWidth;
-  bool fits = scale > 0 && (larger ? planeWidth == width * scale && planeHeight == height * scale : width == planeWidth * scale && height == planeHeight * scale);
+  bool fits = scale > 0 && (larger ? planeWidth == width * scale && planeHeight == height * scale
+                                   : width == planeWidth * scale && height == planeHeight * scale);
   if (!fits)
-    throw std::invalid_argument("a depth plane of " + std::to_string(planeWidth) + "x" + std::to_string(planeHeight) + " is neither the image's " +
-                                std::to_string(width) + "x" + std::to_string(height) + " nor an integer multiple of it");
+    throw std::invalid_argument("a depth plane of " + std::to_string(planeWidth) + "x" + std::to_string(planeHeight) +
+                                " is neither the image's " + std::to_string(width) + "x" + std::to_string(height) +
+                                " nor an integer multiple of it");
   return {scale, larger};
 }
 
@@ -45,7 +50,8 @@ void depthForImage(const Image& plane, bool disparity, float baselineFocal, Imag
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       int sx = larger ? x * scale : x / scale, sy = larger ? y * scale : y / scale;
-      float v = plane.format().depth == Depth::u16 ? stereo::disparityPixels(plane.view<uint16_t>().at(sx, sy)) : plane.view<float>().at(sx, sy);
+      float v = plane.format().depth == Depth::u16 ? stereo::disparityPixels(plane.view<uint16_t>().at(sx, sy))
+                                                   : plane.view<float>().at(sx, sy);
       if (disparity) v = v > 0 ? baselineFocal / v : std::numeric_limits<float>::infinity();
       dst.at(x, y) = v;
     }
@@ -66,9 +72,13 @@ float radiusAt(const Settings& s, float z) {
 }
 
 void checkSettings(const Settings& s) {
-  if (!std::isfinite(s.k) || s.k < 0.f) throw std::invalid_argument("dof: k must be a finite number >= 0, got " + std::to_string(s.k));
-  if (!std::isfinite(s.focusDepth)) throw std::invalid_argument("dof: the focus depth must be a finite number, got " + std::to_string(s.focusDepth));
-  if (s.rMax < 0 || s.rMax > kMaxRadius) throw std::invalid_argument("dof: r_max must be in [0, " + std::to_string(kMaxRadius) + "], got " + std::to_string(s.rMax));
+  if (!std::isfinite(s.k) || s.k < 0.f)
+    throw std::invalid_argument("dof: k must be a finite number >= 0, got " + std::to_string(s.k));
+  if (!std::isfinite(s.focusDepth))
+    throw std::invalid_argument("dof: the focus depth must be a finite number, got " + std::to_string(s.focusDepth));
+  if (s.rMax < 0 || s.rMax > kMaxRadius)
+    throw std::invalid_argument("dof: r_max must be in [0, " + std::to_string(kMaxRadius) + "], got " +
+                                std::to_string(s.rMax));
 }
 
 // For every (band edge, radius) level the image needs: blur image x mask and the mask with that
@@ -120,9 +130,11 @@ void renderCpu(const Settings& given, const Image& image, const Image& depth, Im
     const PixelNeed& n = needs[i];
     // The pixel itself is always kept, so the weight sums[channels] is never zero.
     if (r == n.r0)
-      for (int c = 0; c < channels; ++c) blended[i * static_cast<size_t>(channels) + static_cast<size_t>(c)] += (1.f - n.t) * (sums[c] / sums[channels]);
+      for (int c = 0; c < channels; ++c)
+        blended[i * static_cast<size_t>(channels) + static_cast<size_t>(c)] += (1.f - n.t) * (sums[c] / sums[channels]);
     if (r == n.r1 && n.r1 != n.r0)
-      for (int c = 0; c < channels; ++c) blended[i * static_cast<size_t>(channels) + static_cast<size_t>(c)] += n.t * (sums[c] / sums[channels]);
+      for (int c = 0; c < channels; ++c)
+        blended[i * static_cast<size_t>(channels) + static_cast<size_t>(c)] += n.t * (sums[c] / sums[channels]);
   };
 
   Format layered{Depth::f32, channels + 1};
@@ -164,7 +176,8 @@ void renderCpu(const Settings& given, const Image& image, const Image& depth, Im
             for (int c = 0; c < channels; ++c) row[static_cast<size_t>(c)] += tap * (keep * in.at(xx, yy, c));
             row[static_cast<size_t>(channels)] += tap * keep;
           }
-          for (int c = 0; c <= channels; ++c) sums[static_cast<size_t>(c)] += taps[static_cast<size_t>(ky)] * row[static_cast<size_t>(c)];
+          for (int c = 0; c <= channels; ++c)
+            sums[static_cast<size_t>(c)] += taps[static_cast<size_t>(ky)] * row[static_cast<size_t>(c)];
         }
         add(i, r, sums.data());
       }
@@ -174,7 +187,11 @@ void renderCpu(const Settings& given, const Image& image, const Image& depth, Im
     for (int x = 0; x < w; ++x)
       for (int c = 0; c < channels; ++c)
         dst.at(x, y, c) = static_cast<uint8_t>(
-            std::clamp(blended[(static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * static_cast<size_t>(channels) + static_cast<size_t>(c)] + 0.5f, 0.f, 255.f));
+            std::clamp(blended[(static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) *
+                                   static_cast<size_t>(channels) +
+                               static_cast<size_t>(c)] +
+                           0.5f,
+                       0.f, 255.f));
 }
 
 }  // namespace pp::dof

@@ -11,7 +11,8 @@ namespace pp::dof {
 
 #if POLARPIPE_HAS_CUDA
 
-void renderCuda(const Settings& s, const Image& image, const Image& plane, bool disparity, float baselineFocal, Image& out, StreamHandle stream) {
+void renderCuda(const Settings& s, const Image& image, const Image& plane, bool disparity, float baselineFocal,
+                Image& out, StreamHandle stream) {
   checkSettings(s);
   static std::once_flag uploaded;
   std::call_once(uploaded, [] {  // the taps of every radius, as the CPU reference makes them
@@ -22,22 +23,27 @@ void renderCuda(const Settings& s, const Image& image, const Image& plane, bool 
     }
     uploadRadiusTaps(table.data(), static_cast<int>(table.size()));
   });
-  if (s.focusPixels.size() > static_cast<size_t>(kMaxFocusPixels)) throw std::invalid_argument("dof: at most 16 focus pixels (faces) a frame");
+  if (s.focusPixels.size() > static_cast<size_t>(kMaxFocusPixels))
+    throw std::invalid_argument("dof: at most 16 focus pixels (faces) a frame");
   GatherSettings g{};
   g.focusDepth = s.focusDepth;
   g.k = s.k;
   g.rMax = s.rMax;
   g.focusCount = static_cast<int>(s.focusPixels.size());
-  for (size_t i = 0; i < s.focusPixels.size(); ++i) g.focusX[i] = s.focusPixels[i][0], g.focusY[i] = s.focusPixels[i][1];
+  for (size_t i = 0; i < s.focusPixels.size(); ++i)
+    g.focusX[i] = s.focusPixels[i][0], g.focusY[i] = s.focusPixels[i][1];
   auto [scale, larger] = mapPlane(plane.width(), plane.height(), image.width(), image.height());
   g.plane = {scale, larger, plane.format().depth == Depth::u16, disparity, baselineFocal};
-  ImageView<const uint8_t> planeBytes{static_cast<const uint8_t*>(plane.data()), plane.width(), plane.height(), plane.pitch(), 1, plane.memory()};
+  ImageView<const uint8_t> planeBytes{
+      static_cast<const uint8_t*>(plane.data()), plane.width(), plane.height(), plane.pitch(), 1, plane.memory()};
   launchDofGather(image.view<uint8_t>(), planeBytes, out.view<uint8_t>(), g, stream);
 }
 
 #else
 
-void renderCuda(const Settings&, const Image&, const Image&, bool, float, Image&, StreamHandle) { throw std::logic_error("dof: this build has no CUDA"); }
+void renderCuda(const Settings&, const Image&, const Image&, bool, float, Image&, StreamHandle) {
+  throw std::logic_error("dof: this build has no CUDA");
+}
 
 #endif
 

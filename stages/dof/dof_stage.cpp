@@ -23,15 +23,23 @@ class DofStage : public Stage {
  public:
   using Params = DofParams;
   static const ParamSchema<Params>& schema() {
-    static const auto schema = ParamSchema<Params>()
-        .add("focus", &Params::focus, "what is sharp: focus_depth, the depth at focus_pixel, or the nearest face (faces input; focus_depth until one is seen)",
-             oneOf({"depth", "pixel", "faces"}))
-        .add("focus_depth", &Params::focus_depth, "depth in focus (the depth plane's units)", numberIn(0, 1e9))
-        .add("focus_pixel", &Params::focus_pixel, "[x, y] of the image whose depth is in focus", intListOf(2, 0, 1 << 20))
-        .add("k", &Params::k, "blur radius per unit of depth away from focus", numberIn(0, 1e9))
-        .add("r_max", &Params::r_max, "largest blur radius in pixels (Gaussian of 2 r_max + 1 taps)", intIn(0, kMaxRadius))
-        .add("input", &Params::input, "the depth input holds depth (f32) or disparity (u16 x16 fixed point, or f32 pixels)", oneOf({"depth", "disparity"}))
-        .add("baseline_focal", &Params::baseline_focal, "disparity input: depth = baseline_focal / disparity", numberIn(1e-9, 1e12));
+    static const auto schema =
+        ParamSchema<Params>()
+            .add("focus", &Params::focus,
+                 "what is sharp: focus_depth, the depth at focus_pixel, or the nearest face (faces input; focus_depth "
+                 "until one is seen)",
+                 oneOf({"depth", "pixel", "faces"}))
+            .add("focus_depth", &Params::focus_depth, "depth in focus (the depth plane's units)", numberIn(0, 1e9))
+            .add("focus_pixel", &Params::focus_pixel, "[x, y] of the image whose depth is in focus",
+                 intListOf(2, 0, 1 << 20))
+            .add("k", &Params::k, "blur radius per unit of depth away from focus", numberIn(0, 1e9))
+            .add("r_max", &Params::r_max, "largest blur radius in pixels (Gaussian of 2 r_max + 1 taps)",
+                 intIn(0, kMaxRadius))
+            .add("input", &Params::input,
+                 "the depth input holds depth (f32) or disparity (u16 x16 fixed point, or f32 pixels)",
+                 oneOf({"depth", "disparity"}))
+            .add("baseline_focal", &Params::baseline_focal, "disparity input: depth = baseline_focal / disparity",
+                 numberIn(1e-9, 1e12));
     return schema;
   }
 
@@ -49,17 +57,20 @@ class DofStage : public Stage {
     if (p_.input == "disparity") depthFormats.push_back({Depth::u16, 1});
     const PortSpec* depth = ports.imageInput("depth", depthFormats);
     const PortSpec* faces = ports.input("faces", p_.focus == "faces");
-    if (faces && faces->kind != PortKind::detections) ports.fail("input faces must be detections, but " + ports.upstreamName("faces") + " is an image");
+    if (faces && faces->kind != PortKind::detections)
+      ports.fail("input faces must be detections, but " + ports.upstreamName("faces") + " is an image");
     if (!image || !depth) return;
     bool larger = depth->width >= image->width;
     int a = larger ? depth->width : image->width, b = larger ? image->width : depth->width;
     int scale = b > 0 ? a / b : 0;
-    bool multiple = scale > 0 && a == b * scale && (larger ? depth->height == image->height * scale : image->height == depth->height * scale);
+    bool multiple = scale > 0 && a == b * scale &&
+                    (larger ? depth->height == image->height * scale : image->height == depth->height * scale);
     if (!multiple)
-      ports.fail("depth (" + ports.upstreamName("depth") + ", " + depth->text() + ") must be the image's size (" + image->text() + ") or an integer multiple of it");
+      ports.fail("depth (" + ports.upstreamName("depth") + ", " + depth->text() + ") must be the image's size (" +
+                 image->text() + ") or an integer multiple of it");
     if (p_.focus == "pixel" && (p_.focus_pixel[0] >= image->width || p_.focus_pixel[1] >= image->height))
-      ports.fail("focus_pixel [" + std::to_string(p_.focus_pixel[0]) + ", " + std::to_string(p_.focus_pixel[1]) + "] is outside the " +
-                 std::to_string(image->width) + "x" + std::to_string(image->height) + " image");
+      ports.fail("focus_pixel [" + std::to_string(p_.focus_pixel[0]) + ", " + std::to_string(p_.focus_pixel[1]) +
+                 "] is outside the " + std::to_string(image->width) + "x" + std::to_string(image->height) + " image");
     ports.output("image", *image);
     cuda_ = ports.backend() == Backend::cuda;
     if (!cuda_) depthAtImage_ = Image({Depth::f32, 1}, image->width, image->height, MemoryKind::host);
@@ -83,7 +94,8 @@ class DofStage : public Stage {
     }
     bool disparity = p_.input == "disparity";
     if (cuda_) {
-      renderCuda(s, image, ctx.in("depth"), disparity, static_cast<float>(p_.baseline_focal), ctx.out("image"), ctx.stream());
+      renderCuda(s, image, ctx.in("depth"), disparity, static_cast<float>(p_.baseline_focal), ctx.out("image"),
+                 ctx.stream());
       return;
     }
     depthForImage(ctx.in("depth"), disparity, static_cast<float>(p_.baseline_focal), depthAtImage_);
@@ -101,7 +113,9 @@ class DofStage : public Stage {
 }  // namespace
 
 void registerDofStage(Registry& registry) {
-  registry.add<DofStage>(Role::stage, "dof", "depth of field by layered Gaussian blur without foreground bleeding (inputs image, depth, faces)");
+  registry.add<DofStage>(
+      Role::stage, "dof",
+      "depth of field by layered Gaussian blur without foreground bleeding (inputs image, depth, faces)");
 }
 
 }  // namespace pp::dof

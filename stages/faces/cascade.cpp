@@ -9,9 +9,12 @@ namespace pp::faces {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) { throw std::invalid_argument("cascade " + path + ": " + what); }
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw std::invalid_argument("cascade " + path + ": " + what);
+}
 
-const tinyxml2::XMLElement* child(const tinyxml2::XMLElement* parent, const char* name, const std::string& path, const std::string& where) {
+const tinyxml2::XMLElement* child(const tinyxml2::XMLElement* parent, const char* name, const std::string& path,
+                                  const std::string& where) {
   const tinyxml2::XMLElement* e = parent->FirstChildElement(name);
   if (!e) fail(path, where + " has no <" + name + ">");
   return e;
@@ -19,7 +22,8 @@ const tinyxml2::XMLElement* child(const tinyxml2::XMLElement* parent, const char
 
 std::string text(const tinyxml2::XMLElement* e) { return e->GetText() ? e->GetText() : ""; }
 
-template <class T> std::vector<T> numbers(const tinyxml2::XMLElement* e, const std::string& path, const std::string& where) {
+template <class T>
+std::vector<T> numbers(const tinyxml2::XMLElement* e, const std::string& path, const std::string& where) {
   std::istringstream in(text(e));
   std::vector<T> out;
   T v;
@@ -40,14 +44,17 @@ std::string defaultCascadePath() { return "/usr/share/opencv4/haarcascades/haarc
 
 Cascade loadCascade(const std::string& path) {
   tinyxml2::XMLDocument doc;
-  if (doc.LoadFile(path.c_str()) != tinyxml2::XML_SUCCESS) fail(path, std::string("not readable XML: ") + doc.ErrorStr());
+  if (doc.LoadFile(path.c_str()) != tinyxml2::XML_SUCCESS)
+    fail(path, std::string("not readable XML: ") + doc.ErrorStr());
   const tinyxml2::XMLElement* root = doc.FirstChildElement("opencv_storage");
   if (!root) fail(path, "no <opencv_storage> root: not an OpenCV cascade");
   const tinyxml2::XMLElement* c = root->FirstChildElement("cascade");
   if (!c) fail(path, "no <cascade>: the old (pre-2.4) cascade format is not supported; convert it with OpenCV");
-  std::string stageType = text(child(c, "stageType", path, "<cascade>")), featureType = text(child(c, "featureType", path, "<cascade>"));
+  std::string stageType = text(child(c, "stageType", path, "<cascade>")),
+              featureType = text(child(c, "featureType", path, "<cascade>"));
   if (stageType != "BOOST") fail(path, "stageType " + stageType + " is not supported (BOOST only)");
-  if (featureType != "HAAR") fail(path, "featureType " + featureType + " is not supported (HAAR only; LBP and HOG cascades are not)");
+  if (featureType != "HAAR")
+    fail(path, "featureType " + featureType + " is not supported (HAAR only; LBP and HOG cascades are not)");
   Cascade cascade;
   cascade.path = path;
   cascade.width = integer(c, "width", path, "<cascade>");
@@ -59,14 +66,18 @@ Cascade loadCascade(const std::string& path) {
   const tinyxml2::XMLElement* features = child(c, "features", path, "<cascade>");
   for (const auto* f = features->FirstChildElement("_"); f; f = f->NextSiblingElement("_")) {
     std::string where = "feature " + std::to_string(cascade.features.size());
-    if (const auto* tilted = f->FirstChildElement("tilted"); tilted && text(tilted) != "0") fail(path, where + " is tilted; tilted features are not supported");
+    if (const auto* tilted = f->FirstChildElement("tilted"); tilted && text(tilted) != "0")
+      fail(path, where + " is tilted; tilted features are not supported");
     HaarFeature feature;
     for (const auto* r = child(f, "rects", path, where)->FirstChildElement("_"); r; r = r->NextSiblingElement("_")) {
       auto v = numbers<float>(r, path, where);
       if (v.size() != 5 || feature.count == 3) fail(path, where + " needs at most 3 rects of 'x y w h weight'");
-      HaarRect rect{static_cast<int>(v[0]), static_cast<int>(v[1]), static_cast<int>(v[2]), static_cast<int>(v[3]), v[4]};
-      if (rect.x < 0 || rect.y < 0 || rect.w <= 0 || rect.h <= 0 || rect.x + rect.w > cascade.width || rect.y + rect.h > cascade.height)
-        fail(path, where + " has a rect outside the " + std::to_string(cascade.width) + "x" + std::to_string(cascade.height) + " window");
+      HaarRect rect{static_cast<int>(v[0]), static_cast<int>(v[1]), static_cast<int>(v[2]), static_cast<int>(v[3]),
+                    v[4]};
+      if (rect.x < 0 || rect.y < 0 || rect.w <= 0 || rect.h <= 0 || rect.x + rect.w > cascade.width ||
+          rect.y + rect.h > cascade.height)
+        fail(path, where + " has a rect outside the " + std::to_string(cascade.width) + "x" +
+                       std::to_string(cascade.height) + " window");
       feature.rects[feature.count++] = rect;
     }
     if (feature.count < 2) fail(path, where + " has fewer than 2 rects");
@@ -81,13 +92,16 @@ Cascade loadCascade(const std::string& path) {
     auto threshold = numbers<float>(child(s, "stageThreshold", path, where), path, where);
     if (threshold.size() != 1) fail(path, where + " <stageThreshold> must be one number");
     stage.threshold = threshold[0];
-    for (const auto* w = child(s, "weakClassifiers", path, where)->FirstChildElement("_"); w; w = w->NextSiblingElement("_")) {
+    for (const auto* w = child(s, "weakClassifiers", path, where)->FirstChildElement("_"); w;
+         w = w->NextSiblingElement("_")) {
       std::string tree = where + " classifier " + std::to_string(stage.count);
       auto nodes = numbers<float>(child(w, "internalNodes", path, tree), path, tree);
       auto leaves = numbers<float>(child(w, "leafValues", path, tree), path, tree);
-      if (nodes.size() != 4 || leaves.size() != 2) fail(path, tree + " is not a stump (trees deeper than one split are not supported)");
+      if (nodes.size() != 4 || leaves.size() != 2)
+        fail(path, tree + " is not a stump (trees deeper than one split are not supported)");
       int feature = static_cast<int>(nodes[2]);
-      if (feature < 0 || feature >= static_cast<int>(cascade.features.size())) fail(path, tree + " names feature " + std::to_string(feature) + ", which does not exist");
+      if (feature < 0 || feature >= static_cast<int>(cascade.features.size()))
+        fail(path, tree + " names feature " + std::to_string(feature) + ", which does not exist");
       cascade.stumps.push_back({feature, nodes[3], leaves[0], leaves[1]});
       ++stage.count;
     }
@@ -95,7 +109,8 @@ Cascade loadCascade(const std::string& path) {
     cascade.stages.push_back(stage);
   }
   if (static_cast<int>(cascade.stages.size()) != stageNum)
-    fail(path, "stageNum says " + std::to_string(stageNum) + " stages but the file has " + std::to_string(cascade.stages.size()) + " (truncated?)");
+    fail(path, "stageNum says " + std::to_string(stageNum) + " stages but the file has " +
+                   std::to_string(cascade.stages.size()) + " (truncated?)");
   if (cascade.stages.empty()) fail(path, "has no stages");
   return cascade;
 }

@@ -24,7 +24,9 @@ struct DetectParams {
 // A window the cascade accepted, in image pixels.
 struct Window {
   int x = 0, y = 0, w = 0, h = 0;
-  friend bool operator==(const Window& a, const Window& b) { return a.x == b.x && a.y == b.y && a.w == b.w && a.h == b.h; }
+  friend bool operator==(const Window& a, const Window& b) {
+    return a.x == b.x && a.y == b.y && a.w == b.w && a.h == b.h;
+  }
 };
 
 // One pyramid level: the image resized by 1/scale; windows step `step` pixels.
@@ -77,7 +79,9 @@ class FaceDetectorCuda {
   // `image` u8x1 (or u8x3 RGB, made grey first) in device memory; enqueues on `stream` and waits
   // for the window count.
   std::vector<Window> detectRaw(const Image& image, StreamHandle stream);
-  Detections detect(const Image& image, StreamHandle stream) { return groupWindows(detectRaw(image, stream), p_.minNeighbors); }
+  Detections detect(const Image& image, StreamHandle stream) {
+    return groupWindows(detectRaw(image, stream), p_.minNeighbors);
+  }
 
  private:
   struct State;

@@ -41,7 +41,8 @@ ResizeAxis resizeAxis(int srcSize, int dstSize) {
 
 Window reportedWindow(const Cascade& c, float scale, int x, int y, int width, int height) {
   // int * float products, as OpenCV computes them
-  Window w{roundHalfEven(x * scale), roundHalfEven(y * scale), roundHalfEven(c.width * scale), roundHalfEven(c.height * scale)};
+  Window w{roundHalfEven(x * scale), roundHalfEven(y * scale), roundHalfEven(c.width * scale),
+           roundHalfEven(c.height * scale)};
   w.w = std::min(w.w, width - w.x);
   w.h = std::min(w.h, height - w.y);
   return w;
@@ -50,7 +51,8 @@ Window reportedWindow(const Cascade& c, float scale, int x, int y, int width, in
 std::vector<Level> pyramid(const Cascade& c, int width, int height, const DetectParams& p) {
   // A step of 1 or less (or NaN) would never reach the image's size.
   if (!std::isfinite(p.scaleFactor) || !(p.scaleFactor > 1.0))
-    throw std::invalid_argument("faces: the scale factor must be a finite number > 1, got " + std::to_string(p.scaleFactor));
+    throw std::invalid_argument("faces: the scale factor must be a finite number > 1, got " +
+                                std::to_string(p.scaleFactor));
   int maxW = p.maxSize > 0 ? p.maxSize : width, maxH = p.maxSize > 0 ? p.maxSize : height;
   std::vector<Level> levels;
   for (double factor = 1;; factor *= p.scaleFactor) {
@@ -77,7 +79,9 @@ void resizeExact(const Image& src, Image& dst) {
   if (s.width == 2 * d.width && s.height == 2 * d.height) {  // OpenCV takes INTER_AREA here
     for (int y = 0; y < d.height; ++y)
       for (int x = 0; x < d.width; ++x)
-        d.at(x, y) = static_cast<uint8_t>((s.at(2 * x, 2 * y) + s.at(2 * x + 1, 2 * y) + s.at(2 * x, 2 * y + 1) + s.at(2 * x + 1, 2 * y + 1) + 2) >> 2);
+        d.at(x, y) = static_cast<uint8_t>(
+            (s.at(2 * x, 2 * y) + s.at(2 * x + 1, 2 * y) + s.at(2 * x, 2 * y + 1) + s.at(2 * x + 1, 2 * y + 1) + 2) >>
+            2);
     return;
   }
   ResizeAxis ax = resizeAxis(s.width, d.width), ay = resizeAxis(s.height, d.height);
@@ -85,9 +89,12 @@ void resizeExact(const Image& src, Image& dst) {
   auto horizontal = [&](int sy, std::vector<uint32_t>& line) {
     const uint8_t* row = s.row(sy);
     for (int x = 0; x < d.width; ++x) {
-      if (x < ax.before) line[x] = row[0] << 8;
-      else if (x >= ax.after) line[x] = row[s.width - 1] << 8;
-      else line[x] = row[ax.index[x]] * (256 - ax.weight[x]) + row[ax.index[x] + 1] * ax.weight[x];
+      if (x < ax.before)
+        line[x] = row[0] << 8;
+      else if (x >= ax.after)
+        line[x] = row[s.width - 1] << 8;
+      else
+        line[x] = row[ax.index[x]] * (256 - ax.weight[x]) + row[ax.index[x] + 1] * ax.weight[x];
     }
   };
   std::vector<uint32_t> top(d.width), bottom(d.width);
@@ -136,7 +143,8 @@ std::vector<Window> detectRawCpu(const Cascade& c, const Image& grey, const Dete
       for (int x = 0; x + c.width < iw; x += level.step) {
         int result = -1;
         int valsum = rectSum(x + nx, y + ny, nw, nh);
-        size_t a = static_cast<size_t>(y + ny) * iw + x + nx, b = a + nw, cc = a + static_cast<size_t>(nh) * iw, dd = cc + nw;
+        size_t a = static_cast<size_t>(y + ny) * iw + x + nx, b = a + nw, cc = a + static_cast<size_t>(nh) * iw,
+               dd = cc + nw;
         uint32_t valsq = sq[a] - sq[b] - sq[cc] + sq[dd];
         double nf = area * valsq - static_cast<double>(valsum) * valsum;
         if (nf > 0) {
@@ -149,9 +157,14 @@ std::vector<Window> detectRawCpu(const Cascade& c, const Image& grey, const Dete
               for (int k = 0; k < stage.count; ++k) {
                 const Stump& stump = c.stumps[static_cast<size_t>(stage.first + k)];
                 const HaarFeature& f = c.features[static_cast<size_t>(stump.feature)];
-                float value = f.rects[0].weight * static_cast<float>(rectSum(x + f.rects[0].x, y + f.rects[0].y, f.rects[0].w, f.rects[0].h)) +
-                              f.rects[1].weight * static_cast<float>(rectSum(x + f.rects[1].x, y + f.rects[1].y, f.rects[1].w, f.rects[1].h));
-                if (f.rects[2].weight != 0.f) value += f.rects[2].weight * static_cast<float>(rectSum(x + f.rects[2].x, y + f.rects[2].y, f.rects[2].w, f.rects[2].h));
+                float value =
+                    f.rects[0].weight *
+                        static_cast<float>(rectSum(x + f.rects[0].x, y + f.rects[0].y, f.rects[0].w, f.rects[0].h)) +
+                    f.rects[1].weight *
+                        static_cast<float>(rectSum(x + f.rects[1].x, y + f.rects[1].y, f.rects[1].w, f.rects[1].h));
+                if (f.rects[2].weight != 0.f)
+                  value += f.rects[2].weight *
+                           static_cast<float>(rectSum(x + f.rects[2].x, y + f.rects[2].y, f.rects[2].w, f.rects[2].h));
                 value *= norm;
                 total += value < stump.threshold ? stump.left : stump.right;
               }
@@ -170,12 +183,15 @@ std::vector<Window> detectRawCpu(const Cascade& c, const Image& grey, const Dete
 Detections groupWindows(const std::vector<Window>& windows, int minNeighbors, double eps) {
   Detections out;
   if (minNeighbors <= 0) {
-    for (const Window& w : windows) out.push_back({static_cast<float>(w.x), static_cast<float>(w.y), static_cast<float>(w.w), static_cast<float>(w.h), 1});
+    for (const Window& w : windows)
+      out.push_back(
+          {static_cast<float>(w.x), static_cast<float>(w.y), static_cast<float>(w.w), static_cast<float>(w.h), 1});
     return out;
   }
   auto similar = [eps](const Window& a, const Window& b) {
     double delta = eps * (std::min(a.w, b.w) + std::min(a.h, b.h)) * 0.5;
-    return std::abs(a.x - b.x) <= delta && std::abs(a.y - b.y) <= delta && std::abs(a.x + a.w - b.x - b.w) <= delta && std::abs(a.y + a.h - b.y - b.h) <= delta;
+    return std::abs(a.x - b.x) <= delta && std::abs(a.y - b.y) <= delta && std::abs(a.x + a.w - b.x - b.w) <= delta &&
+           std::abs(a.y + a.h - b.y - b.h) <= delta;
   };
   // Equivalence classes (cv::partition), numbered by their first member.
   size_t n = windows.size();
@@ -205,7 +221,8 @@ Detections groupWindows(const std::vector<Window>& windows, int minNeighbors, do
   std::vector<Window> mean(static_cast<size_t>(classes));
   for (size_t k = 0; k < mean.size(); ++k) {
     float s = 1.f / static_cast<float>(count[k]);
-    mean[k] = {roundHalfEven(totals[k][0] * s), roundHalfEven(totals[k][1] * s), roundHalfEven(totals[k][2] * s), roundHalfEven(totals[k][3] * s)};
+    mean[k] = {roundHalfEven(totals[k][0] * s), roundHalfEven(totals[k][1] * s), roundHalfEven(totals[k][2] * s),
+               roundHalfEven(totals[k][3] * s)};
   }
   for (size_t i = 0; i < mean.size(); ++i) {
     int n1 = count[i];
@@ -217,9 +234,12 @@ Detections groupWindows(const std::vector<Window>& windows, int minNeighbors, do
       if (j == i || n2 <= minNeighbors) continue;
       const Window& r2 = mean[j];
       int dx = roundHalfEven(r2.w * eps), dy = roundHalfEven(r2.h * eps);
-      inside = r1.x >= r2.x - dx && r1.y >= r2.y - dy && r1.x + r1.w <= r2.x + r2.w + dx && r1.y + r1.h <= r2.y + r2.h + dy && (n2 > std::max(3, n1) || n1 < 3);
+      inside = r1.x >= r2.x - dx && r1.y >= r2.y - dy && r1.x + r1.w <= r2.x + r2.w + dx &&
+               r1.y + r1.h <= r2.y + r2.h + dy && (n2 > std::max(3, n1) || n1 < 3);
     }
-    if (!inside) out.push_back({static_cast<float>(r1.x), static_cast<float>(r1.y), static_cast<float>(r1.w), static_cast<float>(r1.h), n1});
+    if (!inside)
+      out.push_back(
+          {static_cast<float>(r1.x), static_cast<float>(r1.y), static_cast<float>(r1.w), static_cast<float>(r1.h), n1});
   }
   return out;
 }

@@ -5,26 +5,32 @@
 #include "stages/faces/faces.hpp"
 
 #if POLARPIPE_HAS_CUDA
+#include "cuda/cuda_check.hpp"
 #include "cuda/haar.cuh"
 #include "cuda/luma.cuh"
-#include "cuda/cuda_check.hpp"
 #include "pipeline/device_buffer.hpp"
 #endif
 
 namespace pp::faces {
 
 float boxDepth(const Image& depth, const Box& box, StreamHandle stream) {
-  int x0 = std::clamp(static_cast<int>(box.x + box.w / 3), 0, depth.width() - 1), y0 = std::clamp(static_cast<int>(box.y + box.h / 3), 0, depth.height() - 1);
-  int w = std::clamp(static_cast<int>(box.w / 3), 1, depth.width() - x0), h = std::clamp(static_cast<int>(box.h / 3), 1, depth.height() - y0);
+  int x0 = std::clamp(static_cast<int>(box.x + box.w / 3), 0, depth.width() - 1),
+      y0 = std::clamp(static_cast<int>(box.y + box.h / 3), 0, depth.height() - 1);
+  int w = std::clamp(static_cast<int>(box.w / 3), 1, depth.width() - x0),
+      h = std::clamp(static_cast<int>(box.h / 3), 1, depth.height() - y0);
   std::vector<float> samples(static_cast<size_t>(w) * h);
-  const char* origin = static_cast<const char*>(depth.data()) + static_cast<size_t>(y0) * depth.pitch() + static_cast<size_t>(x0) * sizeof(float);
+  const char* origin = static_cast<const char*>(depth.data()) + static_cast<size_t>(y0) * depth.pitch() +
+                       static_cast<size_t>(x0) * sizeof(float);
   if (depth.memory() == MemoryKind::device) {
 #if POLARPIPE_HAS_CUDA
-    PP_CUDA_CHECK(cudaMemcpy2DAsync(samples.data(), w * sizeof(float), origin, depth.pitch(), w * sizeof(float), h, cudaMemcpyDeviceToHost, stream));
+    PP_CUDA_CHECK(cudaMemcpy2DAsync(samples.data(), w * sizeof(float), origin, depth.pitch(), w * sizeof(float), h,
+                                    cudaMemcpyDeviceToHost, stream));
     PP_CUDA_CHECK(cudaStreamSynchronize(stream));
 #endif
   } else {
-    for (int j = 0; j < h; ++j) std::memcpy(&samples[static_cast<size_t>(j) * w], origin + static_cast<size_t>(j) * depth.pitch(), w * sizeof(float));
+    for (int j = 0; j < h; ++j)
+      std::memcpy(&samples[static_cast<size_t>(j) * w], origin + static_cast<size_t>(j) * depth.pitch(),
+                  w * sizeof(float));
   }
   auto end = std::remove_if(samples.begin(), samples.end(), [](float z) { return !(std::isfinite(z) && z > 0.f); });
   if (end == samples.begin()) return 0.f;
@@ -53,14 +59,19 @@ int fixedPointBits(const Cascade& c) {
   };
   for (const CascadeStage& st : c.stages) {
     finest(st.threshold);
-    for (int k = 0; k < st.count; ++k) finest(c.stumps[static_cast<size_t>(st.first + k)].left), finest(c.stumps[static_cast<size_t>(st.first + k)].right);
+    for (int k = 0; k < st.count; ++k)
+      finest(c.stumps[static_cast<size_t>(st.first + k)].left),
+          finest(c.stumps[static_cast<size_t>(st.first + k)].right);
   }
   for (const CascadeStage& st : c.stages) {
     double largest = std::fabs(st.threshold);
-    for (int k = 0; k < st.count; ++k) largest += std::max(std::fabs(c.stumps[static_cast<size_t>(st.first + k)].left), std::fabs(c.stumps[static_cast<size_t>(st.first + k)].right));
+    for (int k = 0; k < st.count; ++k)
+      largest += std::max(std::fabs(c.stumps[static_cast<size_t>(st.first + k)].left),
+                          std::fabs(c.stumps[static_cast<size_t>(st.first + k)].right));
     if (std::ldexp(largest, bits) >= 0x1p53)
-      throw std::invalid_argument("face_detect: this cascade's leaf values need more than 53 bits to be summed exactly (" + std::to_string(bits) +
-                                  " fraction bits); the CUDA backend sums them in 64-bit integers; use backend cpu");
+      throw std::invalid_argument(
+          "face_detect: this cascade's leaf values need more than 53 bits to be summed exactly (" +
+          std::to_string(bits) + " fraction bits); the CUDA backend sums them in 64-bit integers; use backend cpu");
   }
   return bits;
 }
@@ -87,7 +98,8 @@ struct FaceDetectorCuda::State {
   Image grey;  // colour input made grey
 };
 
-FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int width, int height) : p_(p), state_(std::make_unique<State>()) {
+FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int width, int height)
+    : p_(p), state_(std::make_unique<State>()) {
   State& s = *state_;
   s.cascade = c;
   s.width = width, s.height = height;
@@ -124,8 +136,10 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
     GpuStump g{};
     for (int k = 0; k < f.count; ++k) {
       const auto& r = f.rects[k];
-      const int bytes = sizeof(uint32_t), topLeft = (r.y * pitch + r.x) * bytes, bottomLeft = ((r.y + r.h) * pitch + r.x) * bytes;
-      g.corners[k][0] = topLeft, g.corners[k][1] = topLeft + r.w * bytes, g.corners[k][2] = bottomLeft, g.corners[k][3] = bottomLeft + r.w * bytes;
+      const int bytes = sizeof(uint32_t), topLeft = (r.y * pitch + r.x) * bytes,
+                bottomLeft = ((r.y + r.h) * pitch + r.x) * bytes;
+      g.corners[k][0] = topLeft, g.corners[k][1] = topLeft + r.w * bytes, g.corners[k][2] = bottomLeft,
+      g.corners[k][3] = bottomLeft + r.w * bytes;
       g.weight[k] = r.weight;
     }
     g.threshold = st.threshold, g.left = fixedPoint(st.left, bits), g.right = fixedPoint(st.right, bits);
@@ -136,7 +150,8 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
   auto upload = [](auto& buffer, const auto& host) {
     using T = typename std::decay_t<decltype(host)>::value_type;
     buffer = DeviceBuffer<T>(std::max<size_t>(host.size(), 1));
-    if (!host.empty()) PP_CUDA_CHECK(cudaMemcpy(buffer.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+    if (!host.empty())
+      PP_CUDA_CHECK(cudaMemcpy(buffer.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
   };
   upload(s.deviceGeometry, s.geometry);
   upload(s.tables, tables);
@@ -153,8 +168,10 @@ FaceDetectorCuda::~FaceDetectorCuda() = default;
 
 std::vector<Window> FaceDetectorCuda::detectRaw(const Image& image, StreamHandle stream) {
   State& s = *state_;
-  if (image.width() != s.width || image.height() != s.height || image.format().depth != Depth::u8 || image.format().channels == 4)
-    throw std::invalid_argument("face_detect: expected a u8x1 or u8x3 " + std::to_string(s.width) + "x" + std::to_string(s.height) + " image");
+  if (image.width() != s.width || image.height() != s.height || image.format().depth != Depth::u8 ||
+      image.format().channels == 4)
+    throw std::invalid_argument("face_detect: expected a u8x1 or u8x3 " + std::to_string(s.width) + "x" +
+                                std::to_string(s.height) + " image");
   if (s.levels.empty()) return {};  // smaller than the window
   const Image* source = &image;
   if (image.format().channels == 3) {
@@ -163,9 +180,18 @@ std::vector<Window> FaceDetectorCuda::detectRaw(const Image& image, StreamHandle
     source = &s.grey;
   }
   const Image& grey = *source;
-  PyramidArgs a{static_cast<const uint8_t*>(grey.data()), s.width, s.height, grey.pitch(), static_cast<int>(s.levels.size()), s.deviceGeometry.get(), s.tables.get(),
-                s.pixels.get(), s.pixelTiles, s.windowTiles};
-  CascadeArgs c{s.stumps.get(), s.stages.get(), static_cast<int>(s.cascade.stages.size()), s.cascade.width, s.cascade.height};
+  PyramidArgs a{static_cast<const uint8_t*>(grey.data()),
+                s.width,
+                s.height,
+                grey.pitch(),
+                static_cast<int>(s.levels.size()),
+                s.deviceGeometry.get(),
+                s.tables.get(),
+                s.pixels.get(),
+                s.pixelTiles,
+                s.windowTiles};
+  CascadeArgs c{s.stumps.get(), s.stages.get(), static_cast<int>(s.cascade.stages.size()), s.cascade.width,
+                s.cascade.height};
   PP_CUDA_CHECK(cudaMemsetAsync(s.foundCount.get(), 0, sizeof(int), stream));
   launchPyramid(a, stream);
   launchFirstStage(c, a, s.mostCols, s.mostRows, s.codes.get(), s.norms.get(), stream);
@@ -176,20 +202,26 @@ std::vector<Window> FaceDetectorCuda::detectRaw(const Image& image, StreamHandle
   found = std::min(found, s.capacity);
   std::vector<Candidate> candidates(static_cast<size_t>(found));
   if (found > 0) {
-    PP_CUDA_CHECK(cudaMemcpyAsync(candidates.data(), s.found.get(), candidates.size() * sizeof(Candidate), cudaMemcpyDeviceToHost, stream));
+    PP_CUDA_CHECK(cudaMemcpyAsync(candidates.data(), s.found.get(), candidates.size() * sizeof(Candidate),
+                                  cudaMemcpyDeviceToHost, stream));
     PP_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   // The CPU reference's order: level by level, rows top to bottom.
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& l, const Candidate& r) { return std::tie(l.level, l.y, l.x) < std::tie(r.level, r.y, r.x); });
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& l, const Candidate& r) {
+    return std::tie(l.level, l.y, l.x) < std::tie(r.level, r.y, r.x);
+  });
   std::vector<Window> windows;
-  for (const Candidate& w : candidates) windows.push_back(reportedWindow(s.cascade, s.levels[w.level].scale, w.x, w.y, s.width, s.height));
+  for (const Candidate& w : candidates)
+    windows.push_back(reportedWindow(s.cascade, s.levels[w.level].scale, w.x, w.y, s.width, s.height));
   return windows;
 }
 
 #else
 
 struct FaceDetectorCuda::State {};
-FaceDetectorCuda::FaceDetectorCuda(const Cascade&, const DetectParams& p, int, int) : p_(p) { throw std::logic_error("face_detect: this build has no CUDA"); }
+FaceDetectorCuda::FaceDetectorCuda(const Cascade&, const DetectParams& p, int, int) : p_(p) {
+  throw std::logic_error("face_detect: this build has no CUDA");
+}
 FaceDetectorCuda::~FaceDetectorCuda() = default;
 std::vector<Window> FaceDetectorCuda::detectRaw(const Image&, StreamHandle) { return {}; }
 

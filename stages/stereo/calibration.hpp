@@ -14,19 +14,19 @@ using Matrix3 = std::array<double, 9>;    // row-major
 using Matrix34 = std::array<double, 12>;  // row-major 3x4 (P1, P2)
 
 struct Camera {
-  Matrix3 m{};                  // intrinsics
-  std::vector<double> d;        // distortion k1 k2 p1 p2 [k3 [k4 k5 k6]]: 4, 5 or 8 values (zero thin prism / tilt dropped)
-  Matrix3 r{};                  // rectifying rotation (R1 or R2)
-  Matrix34 p{};                 // projection in the rectified frame (P1 or P2)
+  Matrix3 m{};            // intrinsics
+  std::vector<double> d;  // distortion k1 k2 p1 p2 [k3 [k4 k5 k6]]: 4, 5 or 8 values (zero thin prism / tilt dropped)
+  Matrix3 r{};            // rectifying rotation (R1 or R2)
+  Matrix34 p{};           // projection in the rectified frame (P1 or P2)
 };
 
 struct StereoCalibration {
   Camera left, right;
-  Matrix3 rotation{};           // R: right camera relative to the left
+  Matrix3 rotation{};                   // R: right camera relative to the left
   std::array<double, 3> translation{};  // T
-  std::array<double, 16> q{};   // disparity-to-depth (row-major 4x4)
-  int width = 0, height = 0;    // image size it was made for (0: not recorded)
-  std::string path;             // where it came from, for messages
+  std::array<double, 16> q{};           // disparity-to-depth (row-major 4x4)
+  int width = 0, height = 0;            // image size it was made for (0: not recorded)
+  std::string path;                     // where it came from, for messages
 };
 
 // Throws std::invalid_argument naming the file and the key that is missing or malformed.

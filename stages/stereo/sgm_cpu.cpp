@@ -44,7 +44,8 @@ void rowCosts(const Inputs& in, int y, std::vector<uint8_t>& costs) {
   for (int x = 0; x < in.w; ++x)
     for (int d = 0; d < in.D; ++d) {
       int xr = x - d - in.p.minDisparity;
-      costs[static_cast<size_t>(x) * in.D + d] = static_cast<uint8_t>(xr >= 0 ? __builtin_popcount(l[x] ^ r[xr]) : kOutsideCost);
+      costs[static_cast<size_t>(x) * in.D + d] =
+          static_cast<uint8_t>(xr >= 0 ? __builtin_popcount(l[x] ^ r[xr]) : kOutsideCost);
     }
 }
 
@@ -52,7 +53,8 @@ void rowCosts(const Inputs& in, int y, std::vector<uint8_t>& costs) {
 // (x - dx, y - dy), in the previous row's buffer or (dy = 0) this row's.
 void aggregate(const Inputs& in, int dx, int dy, std::vector<uint16_t>& volume) {
   int w = in.w, h = in.h, D = in.D;
-  std::vector<uint8_t> costs(static_cast<size_t>(w) * D), rows[2] = {std::vector<uint8_t>(static_cast<size_t>(w) * D), std::vector<uint8_t>(static_cast<size_t>(w) * D)};
+  std::vector<uint8_t> costs(static_cast<size_t>(w) * D),
+      rows[2] = {std::vector<uint8_t>(static_cast<size_t>(w) * D), std::vector<uint8_t>(static_cast<size_t>(w) * D)};
   std::vector<int> minOf[2] = {std::vector<int>(w), std::vector<int>(w)};
   for (int i = 0; i < h; ++i) {
     int y = dy >= 0 ? i : h - 1 - i;
@@ -70,10 +72,12 @@ void aggregate(const Inputs& in, int dx, int dy, std::vector<uint16_t>& volume) 
       } else {
         const uint8_t* P = &prevRow[static_cast<size_t>(px) * D];
         int m = prevMin[px];
-        int p2 = adaptiveP2(in.p, std::abs(static_cast<int>(in.image.at(x, y)) - static_cast<int>(in.image.at(px, py))));
+        int p2 =
+            adaptiveP2(in.p, std::abs(static_cast<int>(in.image.at(x, y)) - static_cast<int>(in.image.at(px, py))));
         for (int d = 0; d < D; ++d) {
           int lower = d > 0 ? P[d - 1] : kFar, upper = d < D - 1 ? P[d + 1] : kFar;
-          L[d] = static_cast<uint8_t>(C[d] + std::min({static_cast<int>(P[d]), std::min(lower, upper) + in.p.p1, m + p2}) - m);
+          L[d] = static_cast<uint8_t>(C[d] +
+                                      std::min({static_cast<int>(P[d]), std::min(lower, upper) + in.p.p1, m + p2}) - m);
         }
       }
       minOf[i % 2][x] = *std::min_element(L, L + D);
@@ -102,13 +106,17 @@ void fillRow(uint16_t* row, int w) {
 
 void checkParams(const SgmParams& p) {
   auto bad = [](const std::string& what) { throw std::invalid_argument("stereo_sgm: " + what); };
-  if (p.disparities != 64 && p.disparities != 128 && p.disparities != 256) bad("disparities must be 64, 128 or 256, not " + std::to_string(p.disparities));
-  if (p.minDisparity < 0 || p.minDisparity > 4096) bad("min_disparity must be in 0..4096, not " + std::to_string(p.minDisparity));
-  if ((p.minDisparity + p.disparities) * (1 << kSubpixelBits) >= kInvalidDisparity) bad("min_disparity + disparities must stay below 4096");
+  if (p.disparities != 64 && p.disparities != 128 && p.disparities != 256)
+    bad("disparities must be 64, 128 or 256, not " + std::to_string(p.disparities));
+  if (p.minDisparity < 0 || p.minDisparity > 4096)
+    bad("min_disparity must be in 0..4096, not " + std::to_string(p.minDisparity));
+  if ((p.minDisparity + p.disparities) * (1 << kSubpixelBits) >= kInvalidDisparity)
+    bad("min_disparity + disparities must stay below 4096");
   if (p.paths != 4 && p.paths != 8) bad("paths must be 4 or 8, not " + std::to_string(p.paths));
   if (p.p1 < 0 || p.p1 > 224) bad("p1 must be in 0..224, not " + std::to_string(p.p1));
   if (p.p2 < p.p1 || p.p2 > 224) bad("p2 must be in p1..224 (path costs stay in 8 bits), not " + std::to_string(p.p2));
-  if (p.uniqueness < 0 || p.uniqueness > 99) bad("uniqueness must be a percentage in 0..99, not " + std::to_string(p.uniqueness));
+  if (p.uniqueness < 0 || p.uniqueness > 99)
+    bad("uniqueness must be a percentage in 0..99, not " + std::to_string(p.uniqueness));
   if (p.lrMaxDiff > 255) bad("lr_max_diff must be at most 255 (or < 0: no check), not " + std::to_string(p.lrMaxDiff));
 }
 
@@ -131,18 +139,23 @@ void sgmCpu(const SgmParams& p, const Image& left, const Image& right, Image& di
       for (int d = 0; d < D; ++d) {
         if (std::abs(d - bestD) > 1) second = std::min<int>(second, S[d]);
         int xr = x - d - p.minDisparity;
-        if (xr >= 0) rightBest[xr] = std::min(rightBest[xr], static_cast<uint32_t>(S[d]) << 8 | static_cast<uint32_t>(d));
+        if (xr >= 0)
+          rightBest[xr] = std::min(rightBest[xr], static_cast<uint32_t>(S[d]) << 8 | static_cast<uint32_t>(d));
       }
       bool unique = p.uniqueness <= 0 || second * (100 - p.uniqueness) >= best * 100;
       int offset = p.subpixel && bestD > 0 && bestD < D - 1 ? subpixelOffset(S[bestD - 1], best, S[bestD + 1]) : 0;
-      out.at(x, y) = unique ? static_cast<uint16_t>(((bestD + p.minDisparity) << kSubpixelBits) + offset) : kInvalidDisparity;
+      out.at(x, y) =
+          unique ? static_cast<uint16_t>(((bestD + p.minDisparity) << kSubpixelBits) + offset) : kInvalidDisparity;
       leftBest[x] = unique ? bestD : -1;
-      if (confidence) confidence->view<uint8_t>().at(x, y) = unique && second > 0 ? static_cast<uint8_t>((255 * (second - best) + second / 2) / second) : 0;
+      if (confidence)
+        confidence->view<uint8_t>().at(x, y) =
+            unique && second > 0 ? static_cast<uint8_t>((255 * (second - best) + second / 2) / second) : 0;
     }
     for (int x = 0; x < w && p.lrMaxDiff >= 0; ++x) {
       int d = leftBest[x], xr = x - d - p.minDisparity;
       if (d < 0) continue;
-      bool consistent = xr >= 0 && rightBest[xr] != 0xFFFFFFFFu && std::abs(static_cast<int>(rightBest[xr] & 0xFF) - d) <= p.lrMaxDiff;
+      bool consistent = xr >= 0 && rightBest[xr] != 0xFFFFFFFFu &&
+                        std::abs(static_cast<int>(rightBest[xr] & 0xFF) - d) <= p.lrMaxDiff;
       if (!consistent) {
         out.at(x, y) = kInvalidDisparity;
         if (confidence) confidence->view<uint8_t>().at(x, y) = 0;

@@ -14,10 +14,11 @@ struct SgmCuda::Buffers {
   DeviceBuffer<uint32_t> censusLeft, censusRight;
   DeviceBuffer<uint16_t> volume;
   bool volumeZero = false;  // the winner-takes-all leaves it so unless costsInVolume; a frame cut short does not
-  Image raw;  // before the median
+  Image raw;                // before the median
 };
 
-SgmCuda::SgmCuda(const SgmParams& p, int width, int height) : p_(p), width_(width), height_(height), buffers_(std::make_unique<Buffers>()) {
+SgmCuda::SgmCuda(const SgmParams& p, int width, int height)
+    : p_(p), width_(width), height_(height), buffers_(std::make_unique<Buffers>()) {
   checkParams(p);
   size_t pixels = static_cast<size_t>(width) * height;
   buffers_->censusLeft = DeviceBuffer<uint32_t>(pixels);
@@ -29,7 +30,8 @@ SgmCuda::SgmCuda(const SgmParams& p, int width, int height) : p_(p), width_(widt
 SgmCuda::~SgmCuda() = default;
 
 size_t SgmCuda::deviceBytes() const {
-  return buffers_->censusLeft.bytes() + buffers_->censusRight.bytes() + buffers_->volume.bytes() + (buffers_->raw.empty() ? 0 : buffers_->raw.bytes());
+  return buffers_->censusLeft.bytes() + buffers_->censusRight.bytes() + buffers_->volume.bytes() +
+         (buffers_->raw.empty() ? 0 : buffers_->raw.bytes());
 }
 
 void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, Image* confidence, StreamHandle stream) {
@@ -37,10 +39,17 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
     throw std::invalid_argument("stereo_sgm: images must be " + std::to_string(width_) + "x" + std::to_string(height_));
   // The memset before the census, so that the kernels from the census on follow each other
   // directly (see launchCensus).
-  if (!costsInVolume(p_.disparities) && !buffers_->volumeZero) PP_CUDA_CHECK(cudaMemsetAsync(buffers_->volume.get(), 0, buffers_->volume.bytes(), stream));
+  if (!costsInVolume(p_.disparities) && !buffers_->volumeZero)
+    PP_CUDA_CHECK(cudaMemsetAsync(buffers_->volume.get(), 0, buffers_->volume.bytes(), stream));
   buffers_->volumeZero = false;
-  launchCensus(left.view<uint8_t>(), right.view<uint8_t>(), buffers_->censusLeft.get(), buffers_->censusRight.get(), stream);
-  SgmBuffers b{width_, height_, buffers_->censusLeft.get(), buffers_->censusRight.get(), left.view<uint8_t>(), buffers_->volume.get()};
+  launchCensus(left.view<uint8_t>(), right.view<uint8_t>(), buffers_->censusLeft.get(), buffers_->censusRight.get(),
+               stream);
+  SgmBuffers b{width_,
+               height_,
+               buffers_->censusLeft.get(),
+               buffers_->censusRight.get(),
+               left.view<uint8_t>(),
+               buffers_->volume.get()};
   if (costsInVolume(p_.disparities)) launchMatchingCost(p_, b, stream);
   launchPathAggregation(p_, b, stream);
   Image& raw = p_.median ? buffers_->raw : disparity;
@@ -50,7 +59,9 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
   if (p_.median) launchDisparityMedian(raw.view<uint16_t>(), disparity.view<uint16_t>(), stream);
 }
 
-void lumaCuda(const Image& rgb, Image& grey, StreamHandle stream) { launchLuma(rgb.view<uint8_t>(), grey.view<uint8_t>(), stream); }
+void lumaCuda(const Image& rgb, Image& grey, StreamHandle stream) {
+  launchLuma(rgb.view<uint8_t>(), grey.view<uint8_t>(), stream);
+}
 
 void depthCuda(const Image& disparity, const DepthFromDisparity& m, Image& depth, StreamHandle stream) {
   launchDisparityToDepth(disparity.view<uint16_t>(), depth.view<float>(), {m.q23, m.q32, m.q33}, stream);
@@ -63,7 +74,9 @@ SgmCuda::SgmCuda(const SgmParams&, int, int) { throw std::logic_error("stereo_sg
 SgmCuda::~SgmCuda() = default;
 size_t SgmCuda::deviceBytes() const { return 0; }
 void SgmCuda::compute(const Image&, const Image&, Image&, Image*, StreamHandle) {}
-void depthCuda(const Image&, const DepthFromDisparity&, Image&, StreamHandle) { throw std::logic_error("stereo_sgm: this build has no CUDA"); }
+void depthCuda(const Image&, const DepthFromDisparity&, Image&, StreamHandle) {
+  throw std::logic_error("stereo_sgm: this build has no CUDA");
+}
 void lumaCuda(const Image&, Image&, StreamHandle) { throw std::logic_error("stereo_sgm: this build has no CUDA"); }
 
 #endif

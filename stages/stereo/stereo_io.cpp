@@ -12,7 +12,8 @@ Image disparityToFloat(const Image& disparity) {
   auto d = disparity.view<uint16_t>();
   for (int y = 0; y < d.height; ++y)
     for (int x = 0; x < d.width; ++x)
-      out.view<float>().at(x, y) = d.at(x, y) == kInvalidDisparity ? INFINITY : static_cast<float>(d.at(x, y)) / (1 << kSubpixelBits);
+      out.view<float>().at(x, y) =
+          d.at(x, y) == kInvalidDisparity ? INFINITY : static_cast<float>(d.at(x, y)) / (1 << kSubpixelBits);
   return out;
 }
 

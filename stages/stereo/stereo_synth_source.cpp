@@ -19,7 +19,7 @@ struct StereoSynthParams {
   std::vector<int> overlay_crop = {0, 0, 0, 0};  // x, y, w, h in the overlay picture; w 0: all of it
   std::vector<int> overlay_at = {0, 0};          // where its top-left lands in the left picture (after downscale)
   int overlay_disparity = 0;
-  std::vector<int> overlay_step = {0, 0};        // its motion per frame
+  std::vector<int> overlay_step = {0, 0};  // its motion per frame
   std::string mosaic = "polar_mono";
   int frames = 24;
   bool loop = false;
@@ -47,7 +47,8 @@ Image resized(const Image& picture, int width, int height) {
   int c = picture.format().channels;
   Image out(picture.format(), width, height, MemoryKind::host);
   for (int k = 0; k < c; ++k) {
-    Image plane({Depth::u8, 1}, picture.width(), picture.height(), MemoryKind::host), small({Depth::u8, 1}, width, height, MemoryKind::host);
+    Image plane({Depth::u8, 1}, picture.width(), picture.height(), MemoryKind::host),
+        small({Depth::u8, 1}, width, height, MemoryKind::host);
     for (int y = 0; y < picture.height(); ++y)
       for (int x = 0; x < picture.width(); ++x) plane.view<uint8_t>().at(x, y) = picture.view<uint8_t>().at(x, y, k);
     faces::resizeExact(plane, small);
@@ -64,7 +65,8 @@ void paste(Image& picture, const Image& overlay, const std::vector<int>& crop, i
       int px = x + i, py = y + j;
       if (px < 0 || py < 0 || px >= picture.width() || py >= picture.height()) continue;
       for (int k = 0; k < picture.format().channels; ++k)
-        picture.view<uint8_t>().at(px, py, k) = overlay.view<uint8_t>().at(crop[0] + i, crop[1] + j, overlay.format().channels == 1 ? 0 : k);
+        picture.view<uint8_t>().at(px, py, k) =
+            overlay.view<uint8_t>().at(crop[0] + i, crop[1] + j, overlay.format().channels == 1 ? 0 : k);
     }
 }
 
@@ -72,21 +74,30 @@ class StereoSynthSource : public Source {
  public:
   using Params = StereoSynthParams;
   static const ParamSchema<Params>& schema() {
-    static const auto schema = ParamSchema<Params>()
-        .add("left", &Params::left, "left picture of a rectified pair (8-bit)", existingFile())
-        .add("right", &Params::right, "right picture, the left's size", existingFile())
-        .add("downscale", &Params::downscale, "average the pair over NxN blocks first", intIn(1, 8))
-        .add("size", &Params::size, "[w, h]: then resize the pair to this (bilinear; the raw frames are twice it); [0, 0]: keep", intListOf(2, 0, 1 << 15))
-        .add("overlay", &Params::overlay, "picture pasted in front of the pair (optional)", existingFile())
-        .add("overlay_crop", &Params::overlay_crop, "[x, y, w, h] of the overlay picture to paste; w 0: all of it", intListOf(4, 0, 1 << 16))
-        .add("overlay_at", &Params::overlay_at, "[x, y] of the overlay's top-left in the left picture (after downscale)", intListOf(2, -(1 << 16), 1 << 16))
-        .add("overlay_disparity", &Params::overlay_disparity, "the overlay's disparity: in the right picture it sits this far left", intIn(0, 4096))
-        .add("overlay_step", &Params::overlay_step, "[dx, dy] the overlay moves each frame", intListOf(2, -1000, 1000))
-        .add("mosaic", &Params::mosaic, "sensor layout of the raw frames", oneOf({"polar_rggb", "polar_mono"}))
-        .add("frames", &Params::frames, "frames to produce (each one made at start)", intIn(1, 1000))
-        .add("loop", &Params::loop, "start again after the last frame (until stopped)")
-        .add("fps", &Params::fps, "frames per second, as a camera delivers them; 0: as fast as the graph takes them", numberIn(0, 10000))
-        .add("aolp_step_deg", &Params::aolp_step_deg, "AoLP turn per frame, degrees", numberIn(-180, 180));
+    static const auto schema =
+        ParamSchema<Params>()
+            .add("left", &Params::left, "left picture of a rectified pair (8-bit)", existingFile())
+            .add("right", &Params::right, "right picture, the left's size", existingFile())
+            .add("downscale", &Params::downscale, "average the pair over NxN blocks first", intIn(1, 8))
+            .add("size", &Params::size,
+                 "[w, h]: then resize the pair to this (bilinear; the raw frames are twice it); [0, 0]: keep",
+                 intListOf(2, 0, 1 << 15))
+            .add("overlay", &Params::overlay, "picture pasted in front of the pair (optional)", existingFile())
+            .add("overlay_crop", &Params::overlay_crop, "[x, y, w, h] of the overlay picture to paste; w 0: all of it",
+                 intListOf(4, 0, 1 << 16))
+            .add("overlay_at", &Params::overlay_at,
+                 "[x, y] of the overlay's top-left in the left picture (after downscale)",
+                 intListOf(2, -(1 << 16), 1 << 16))
+            .add("overlay_disparity", &Params::overlay_disparity,
+                 "the overlay's disparity: in the right picture it sits this far left", intIn(0, 4096))
+            .add("overlay_step", &Params::overlay_step, "[dx, dy] the overlay moves each frame",
+                 intListOf(2, -1000, 1000))
+            .add("mosaic", &Params::mosaic, "sensor layout of the raw frames", oneOf({"polar_rggb", "polar_mono"}))
+            .add("frames", &Params::frames, "frames to produce (each one made at start)", intIn(1, 1000))
+            .add("loop", &Params::loop, "start again after the last frame (until stopped)")
+            .add("fps", &Params::fps,
+                 "frames per second, as a camera delivers them; 0: as fast as the graph takes them", numberIn(0, 10000))
+            .add("aolp_step_deg", &Params::aolp_step_deg, "AoLP turn per frame, degrees", numberIn(-180, 180));
     return schema;
   }
 
@@ -105,15 +116,16 @@ class StereoSynthSource : public Source {
         overlay = readImage(p.overlay.value);
         if (crop[2] == 0) crop = {0, 0, overlay.width(), overlay.height()};
         if (crop[0] + crop[2] > overlay.width() || crop[1] + crop[3] > overlay.height())
-          throw std::invalid_argument("overlay_crop reaches outside the " + std::to_string(overlay.width()) + "x" + std::to_string(overlay.height()) + " overlay " +
-                                      p.overlay.value);
+          throw std::invalid_argument("overlay_crop reaches outside the " + std::to_string(overlay.width()) + "x" +
+                                      std::to_string(overlay.height()) + " overlay " + p.overlay.value);
       }
       demosaic::SynthOptions o;
       o.mosaic = p.mosaic == "polar_mono" ? demosaic::Mosaic::mono : demosaic::Mosaic::rggb;
       o.aolp = "radial";
       o.dolp = "ramp";
       for (int i = 0; i < p.frames; ++i) {
-        Image l(left.format(), left.width(), left.height(), MemoryKind::host), r(left.format(), left.width(), left.height(), MemoryKind::host);
+        Image l(left.format(), left.width(), left.height(), MemoryKind::host),
+            r(left.format(), left.width(), left.height(), MemoryKind::host);
         copyImage(left, l, nullptr);
         copyImage(right, r, nullptr);
         if (!overlay.empty()) {
@@ -143,7 +155,8 @@ class StereoSynthSource : public Source {
     }
     if (fps_ > 0) {  // paced like a camera
       if (due_ == Clock::time_point{}) due_ = Clock::now();
-      while (Clock::now() < due_ && !stopping()) std::this_thread::sleep_for(std::min<Clock::duration>(due_ - Clock::now(), std::chrono::milliseconds(5)));
+      while (Clock::now() < due_ && !stopping())
+        std::this_thread::sleep_for(std::min<Clock::duration>(due_ - Clock::now(), std::chrono::milliseconds(5)));
       if (stopping()) return false;
       due_ += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / fps_));
     }
@@ -168,7 +181,8 @@ class StereoSynthSource : public Source {
 
 void registerStereoSynthSource(Registry& registry) {
   registry.add<StereoSynthSource>(Role::source, "stereo_synth",
-                                  "raw polarization stereo pairs from a rectified picture pair with an overlay at a known disparity (outputs left, right)");
+                                  "raw polarization stereo pairs from a rectified picture pair with an overlay at a "
+                                  "known disparity (outputs left, right)");
 }
 
 }  // namespace pp::stereo

@@ -16,7 +16,8 @@ TEST(CudaCompose, MatchesTheCpuReference) {
   hostTiles.push_back(test::randomImage({Depth::f32, 1}, w, h));
   hostTiles.push_back(test::randomImage({Depth::u8, 3}, w, h));
   hostTiles[2].view<float>().at(3, 3) = INFINITY;
-  std::vector<TileStyle> styles = {{Colormap::gray, 0}, {Colormap::turbo, 4000}, {Colormap::hsv, 0}, {Colormap::none, 0}};
+  std::vector<TileStyle> styles = {
+      {Colormap::gray, 0}, {Colormap::turbo, 4000}, {Colormap::hsv, 0}, {Colormap::none, 0}};
   Detections boxes = {{10, 5, 20, 20, 3, 0}, {60, 30, 40, 40, 5, 0}};  // the second is clipped
   Image want({Depth::u8, 3}, 2 * w, 2 * h, MemoryKind::host), got(want.format(), 2 * w, 2 * h, MemoryKind::host);
   std::vector<const Image*> hostPointers;

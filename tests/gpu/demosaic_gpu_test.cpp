@@ -69,34 +69,37 @@ TEST_P(RandomRaw, CudaMatchesTheCpuReference) {
     }
     if (wide)  // within the format's bits (any byte decodes in the packed formats)
       for (int y = 0; y < c.height; ++y)
-        for (int x = 0; x < c.width; ++x) raw.view<uint16_t>().at(x, y) &= static_cast<uint16_t>(polar::maxValue(c.format));
-    expectMatch(demosaicPlanes(s, raw, kAll, true, rowPadding), demosaicPlanes(s, raw, kAll, false), "random " + std::to_string(round));
+        for (int x = 0; x < c.width; ++x)
+          raw.view<uint16_t>().at(x, y) &= static_cast<uint16_t>(polar::maxValue(c.format));
+    expectMatch(demosaicPlanes(s, raw, kAll, true, rowPadding), demosaicPlanes(s, raw, kAll, false),
+                "random " + std::to_string(round));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, RandomRaw,
-                         ::testing::Values(RandomCase{Mosaic::rggb, RawFormat::mono8, false, 2448 / 4 + 4 * 7, 4 * 37},
-                                           // rows that end inside a 16-byte chunk and a tile, and a frame smaller than a tile
-                                           RandomCase{Mosaic::rggb, RawFormat::mono8, false, 4 * 51, 4 * 23},
-                                           RandomCase{Mosaic::rggb, RawFormat::mono8, false, 12, 8},
-                                           RandomCase{Mosaic::rggb, RawFormat::mono16, false, 4 * 33, 4 * 9},
-                                           RandomCase{Mosaic::rggb, RawFormat::mono12p, false, 4 * 51, 4 * 17},
-                                           RandomCase{Mosaic::rggb, RawFormat::mono12, false, 12, 8},
-                                           RandomCase{Mosaic::mono, RawFormat::mono8, false, 2 * 101, 2 * 37},
-                                           RandomCase{Mosaic::mono, RawFormat::mono8, false, 2 * 4 * 32, 2 * 5},  // whole groups of four
-                                           RandomCase{Mosaic::mono, RawFormat::mono16, false, 2 * 4 * 9, 2 * 13},
-                                           RandomCase{Mosaic::mono, RawFormat::mono8, true, 2 * 67, 2 * 19},
-                                           RandomCase{Mosaic::mono, RawFormat::mono16, true, 2 * 33, 2 * 41},
-                                           RandomCase{Mosaic::mono, RawFormat::mono12p, false, 2 * 30, 2 * 11},
-                                           // Mono12p in 12-byte chunks: tiles and groups across the width, and a partial last group
-                                           RandomCase{Mosaic::rggb, RawFormat::mono12p, false, 2448 / 4 + 4 * 7, 4 * 37},
-                                           RandomCase{Mosaic::mono, RawFormat::mono12p, false, 2 * 4 * 35 + 2 * 3, 2 * 9},
-                                           // the other packings and 10-bit samples, read sample by sample
-                                           RandomCase{Mosaic::rggb, RawFormat::mono10p, false, 4 * 51, 4 * 17},
-                                           RandomCase{Mosaic::mono, RawFormat::mono10p, false, 4 * 41, 2 * 11},
-                                           RandomCase{Mosaic::rggb, RawFormat::mono12packed, false, 4 * 51, 4 * 17},
-                                           RandomCase{Mosaic::mono, RawFormat::mono10packed, true, 2 * 33, 2 * 13},
-                                           RandomCase{Mosaic::rggb, RawFormat::mono10, false, 4 * 33, 4 * 9}));
+INSTANTIATE_TEST_SUITE_P(
+    Formats, RandomRaw,
+    ::testing::Values(RandomCase{Mosaic::rggb, RawFormat::mono8, false, 2448 / 4 + 4 * 7, 4 * 37},
+                      // rows that end inside a 16-byte chunk and a tile, and a frame smaller than a tile
+                      RandomCase{Mosaic::rggb, RawFormat::mono8, false, 4 * 51, 4 * 23},
+                      RandomCase{Mosaic::rggb, RawFormat::mono8, false, 12, 8},
+                      RandomCase{Mosaic::rggb, RawFormat::mono16, false, 4 * 33, 4 * 9},
+                      RandomCase{Mosaic::rggb, RawFormat::mono12p, false, 4 * 51, 4 * 17},
+                      RandomCase{Mosaic::rggb, RawFormat::mono12, false, 12, 8},
+                      RandomCase{Mosaic::mono, RawFormat::mono8, false, 2 * 101, 2 * 37},
+                      RandomCase{Mosaic::mono, RawFormat::mono8, false, 2 * 4 * 32, 2 * 5},  // whole groups of four
+                      RandomCase{Mosaic::mono, RawFormat::mono16, false, 2 * 4 * 9, 2 * 13},
+                      RandomCase{Mosaic::mono, RawFormat::mono8, true, 2 * 67, 2 * 19},
+                      RandomCase{Mosaic::mono, RawFormat::mono16, true, 2 * 33, 2 * 41},
+                      RandomCase{Mosaic::mono, RawFormat::mono12p, false, 2 * 30, 2 * 11},
+                      // Mono12p in 12-byte chunks: tiles and groups across the width, and a partial last group
+                      RandomCase{Mosaic::rggb, RawFormat::mono12p, false, 2448 / 4 + 4 * 7, 4 * 37},
+                      RandomCase{Mosaic::mono, RawFormat::mono12p, false, 2 * 4 * 35 + 2 * 3, 2 * 9},
+                      // the other packings and 10-bit samples, read sample by sample
+                      RandomCase{Mosaic::rggb, RawFormat::mono10p, false, 4 * 51, 4 * 17},
+                      RandomCase{Mosaic::mono, RawFormat::mono10p, false, 4 * 41, 2 * 11},
+                      RandomCase{Mosaic::rggb, RawFormat::mono12packed, false, 4 * 51, 4 * 17},
+                      RandomCase{Mosaic::mono, RawFormat::mono10packed, true, 2 * 33, 2 * 13},
+                      RandomCase{Mosaic::rggb, RawFormat::mono10, false, 4 * 33, 4 * 9}));
 
 TEST(SyntheticFrames, CudaMatchesTheCpuReferenceOnRealPictures) {
   REQUIRE_GPU();

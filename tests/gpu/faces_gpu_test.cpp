@@ -19,7 +19,8 @@ std::vector<Window> onGpu(const Cascade& c, const DetectParams& p, const Image& 
 }
 
 Image scaled(const Image& picture, double factor) {
-  Image out({Depth::u8, 1}, static_cast<int>(picture.width() * factor), static_cast<int>(picture.height() * factor), MemoryKind::host);
+  Image out({Depth::u8, 1}, static_cast<int>(picture.width() * factor), static_cast<int>(picture.height() * factor),
+            MemoryKind::host);
   resizeExact(picture, out);
   return out;
 }
@@ -41,7 +42,8 @@ TEST(CudaFaces, MatchTheCpuReference) {
     std::vector<Window> want = detectRawCpu(cascade, picture, raw), got = onGpu(cascade, raw, picture);
     size_t same = 0;
     for (const Window& w : got) same += std::find(want.begin(), want.end(), w) != want.end();
-    EXPECT_TRUE(got == want) << name << ": " << got.size() << " windows on the GPU, " << want.size() << " on the CPU, " << same << " of them the same";
+    EXPECT_TRUE(got == want) << name << ": " << got.size() << " windows on the GPU, " << want.size() << " on the CPU, "
+                             << same << " of them the same";
   }
   EXPECT_GE(groupWindows(onGpu(cascade, raw, pictures[0].second), 3).size(), 1u) << "Messi's face";
   EXPECT_TRUE(onGpu(cascade, raw, test::randomImage({Depth::u8, 1}, 20, 30)).empty());
@@ -72,10 +74,12 @@ TEST(CudaFaces, ColourPicturesMatchTheCpuReference) {
   Stream stream;
   Image device(rgb.format(), rgb.width(), rgb.height(), MemoryKind::device);
   copyImage(rgb, device, stream.handle());
-  Detections want = detectCpu(cascade, rgb, p), got = FaceDetectorCuda(cascade, p, rgb.width(), rgb.height()).detect(device, stream.handle());
+  Detections want = detectCpu(cascade, rgb, p),
+             got = FaceDetectorCuda(cascade, p, rgb.width(), rgb.height()).detect(device, stream.handle());
   ASSERT_EQ(want.size(), got.size());
   ASSERT_GE(want.size(), 1u);
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_TRUE(want[i].x == got[i].x && want[i].y == got[i].y && want[i].w == got[i].w) << i;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_TRUE(want[i].x == got[i].x && want[i].y == got[i].y && want[i].w == got[i].w) << i;
 }
 
 }  // namespace

@@ -42,8 +42,10 @@ class GpuGraph : public ::testing::Test {
   std::unique_ptr<Graph> build(const std::string& key, const std::string& backend, int inFlight) {
     std::string yaml = "pipeline: {frames_in_flight: " + std::to_string(inFlight) + ", backend: " + backend + "}\n" +
                        "sources:\n  - {name: cam, type: images, params: {path: '" + dir_.path().string() + "'}}\n" +
-                       "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.image}, params: {outputs: [s0, dolp, aolp_visual]}}\n" +
-                       "  - {name: view, type: compose, inputs: {a: polar.s0, b: polar.aolp_visual}, params: {layout: side_by_side}}\n" +
+                       "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.image}, params: {outputs: [s0, "
+                       "dolp, aolp_visual]}}\n" +
+                       "  - {name: view, type: compose, inputs: {a: polar.s0, b: polar.aolp_visual}, params: {layout: "
+                       "side_by_side}}\n" +
                        "sinks:\n  - {name: out, type: collect, inputs: {in: view.image}, params: {key: " + key + "}}\n";
     Diagnostics d("gpu.yaml");
     PipelineSpec spec = parsePipeline(yaml, "gpu.yaml", {}, d);
@@ -61,7 +63,8 @@ TEST_F(GpuGraph, PipelinedCudaMatchesSerialCudaAndTheCpuBackend) {
   EXPECT_NE(pipelined->describe().find("demosaic, cuda"), std::string::npos) << pipelined->describe();
   uint64_t before = imageAllocations();
   pipelined->run();
-  EXPECT_EQ(imageAllocations() - before, 8u) << "the only image buffers allocated while running are the test sink's 8 copies";
+  EXPECT_EQ(imageAllocations() - before, 8u)
+      << "the only image buffers allocated while running are the test sink's 8 copies";
   serial->run();
   cpu->run();
   auto &a = collected("cuda3"), &b = collected("cuda1"), &c = collected("cpu");
@@ -89,22 +92,41 @@ std::vector<nlohmann::json> facesByFrame(const std::filesystem::path& jsonl) {
 }
 
 TEST_F(GpuGraph, WholeDemoGraphPipelinedMatchesOneFrameAtATime) {
-  std::string data = (test::sourceDir() / "tests/data").string() + "/", config = (test::sourceDir() / "config").string() + "/";
+  std::string data = (test::sourceDir() / "tests/data").string() + "/",
+              config = (test::sourceDir() / "config").string() + "/";
   auto build = [&](const std::string& key, int inFlight) {
-    std::string yaml = "pipeline: {frames_in_flight: " + std::to_string(inFlight) + ", backend: cuda}\n"
-                       "sources:\n  - name: cams\n    type: stereo_synth\n"
-                       "    params: {left: " + data + "stereo/aloeL.jpg, right: " + data + "stereo/aloeR.jpg, downscale: 2, overlay: " + data + "pictures/messi5.jpg,\n"
-                       "             overlay_crop: [185, 45, 110, 125], overlay_at: [150, 40], overlay_disparity: 115, overlay_step: [4, 2], mosaic: polar_mono, frames: 6}\n"
-                       "stages:\n"
-                       "  - {name: left, type: demosaic, inputs: {raw: cams.left}, params: {mosaic: polar_mono, outputs: [s0, aolp_visual]}}\n"
-                       "  - {name: right, type: demosaic, inputs: {raw: cams.right}, params: {mosaic: polar_mono, outputs: [s0]}}\n"
-                       "  - {name: rectified, type: rectify, inputs: {left: left.s0, right: right.s0}, params: {calibration: " + config + "demo-calibration.yml}}\n"
-                       "  - {name: sgm, type: stereo_sgm, inputs: {left: rectified.left, right: rectified.right}, params: {disparities: 128, calibration: " + config + "demo-calibration.yml}}\n"
-                       "  - {name: faces, type: face_detect, inputs: {image: rectified.left, depth: sgm.depth}, params: {cascade: " + data + "cascades/haarcascade_frontalface_default.xml}}\n"
-                       "  - {name: portrait, type: dof, inputs: {image: rectified.left, depth: sgm.depth, faces: faces.faces}, params: {focus: faces, k: 3, r_max: 9}}\n"
-                       "  - {name: view, type: compose, inputs: {a: portrait.image, b: sgm.disparity, boxes: faces.faces}, params: {layout: side_by_side, colormaps: [none, turbo], max: [0, 2048]}}\n"
-                       "sinks:\n  - {name: out, type: collect, inputs: {in: view.image}, params: {key: " + key + "}}\n"
-                       "  - {name: boxes, type: detections, inputs: {faces: faces.faces}, params: {path: " + std::string(dir_ / (key + ".jsonl")) + "}}\n";
+    std::string yaml =
+        "pipeline: {frames_in_flight: " + std::to_string(inFlight) +
+        ", backend: cuda}\n"
+        "sources:\n  - name: cams\n    type: stereo_synth\n"
+        "    params: {left: " +
+        data + "stereo/aloeL.jpg, right: " + data + "stereo/aloeR.jpg, downscale: 2, overlay: " + data +
+        "pictures/messi5.jpg,\n"
+        "             overlay_crop: [185, 45, 110, 125], overlay_at: [150, 40], overlay_disparity: 115, overlay_step: "
+        "[4, 2], mosaic: polar_mono, frames: 6}\n"
+        "stages:\n"
+        "  - {name: left, type: demosaic, inputs: {raw: cams.left}, params: {mosaic: polar_mono, outputs: [s0, "
+        "aolp_visual]}}\n"
+        "  - {name: right, type: demosaic, inputs: {raw: cams.right}, params: {mosaic: polar_mono, outputs: [s0]}}\n"
+        "  - {name: rectified, type: rectify, inputs: {left: left.s0, right: right.s0}, params: {calibration: " +
+        config +
+        "demo-calibration.yml}}\n"
+        "  - {name: sgm, type: stereo_sgm, inputs: {left: rectified.left, right: rectified.right}, params: "
+        "{disparities: 128, calibration: " +
+        config +
+        "demo-calibration.yml}}\n"
+        "  - {name: faces, type: face_detect, inputs: {image: rectified.left, depth: sgm.depth}, params: {cascade: " +
+        data +
+        "cascades/haarcascade_frontalface_default.xml}}\n"
+        "  - {name: portrait, type: dof, inputs: {image: rectified.left, depth: sgm.depth, faces: faces.faces}, "
+        "params: {focus: faces, k: 3, r_max: 9}}\n"
+        "  - {name: view, type: compose, inputs: {a: portrait.image, b: sgm.disparity, boxes: faces.faces}, params: "
+        "{layout: side_by_side, colormaps: [none, turbo], max: [0, 2048]}}\n"
+        "sinks:\n  - {name: out, type: collect, inputs: {in: view.image}, params: {key: " +
+        key +
+        "}}\n"
+        "  - {name: boxes, type: detections, inputs: {faces: faces.faces}, params: {path: " +
+        std::string(dir_ / (key + ".jsonl")) + "}}\n";
     Diagnostics d("demo.yaml");
     PipelineSpec spec = parsePipeline(yaml, "demo.yaml", {}, d);
     auto graph = d.empty() ? Graph::build(spec, registry(), d, {"", 0, false}) : nullptr;
@@ -124,7 +146,8 @@ TEST_F(GpuGraph, WholeDemoGraphPipelinedMatchesOneFrameAtATime) {
   EXPECT_EQ(facesA, facesB);
   for (const auto& faces : facesA) {  // the overlaid face among them, at 1870 / (6.25 * 115) = 2.60 m
     bool found = false;
-    for (const auto& face : faces) found = found || (face.contains("depth") && std::abs(face["depth"].get<double>() - 2.60) < 0.15);
+    for (const auto& face : faces)
+      found = found || (face.contains("depth") && std::abs(face["depth"].get<double>() - 2.60) < 0.15);
     EXPECT_TRUE(found) << faces.dump();
   }
 }

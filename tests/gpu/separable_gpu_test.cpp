@@ -25,7 +25,8 @@ TEST_P(CudaSeparable, MatchesTheCpuReference) {
     Image src = test::randomImage(c.format, c.width, c.height);
     Image expected(c.format, c.width, c.height, MemoryKind::host);
     separableCpu(src, expected, taps);
-    Image deviceSrc(c.format, c.width, c.height, MemoryKind::device), deviceDst(c.format, c.width, c.height, MemoryKind::device);
+    Image deviceSrc(c.format, c.width, c.height, MemoryKind::device),
+        deviceDst(c.format, c.width, c.height, MemoryKind::device);
     Image scratch(Format{Depth::f32, c.format.channels}, c.width, c.height, MemoryKind::device);
     fillBytes(deviceDst, 0xA5);
     Stream stream;
@@ -40,15 +41,18 @@ TEST_P(CudaSeparable, MatchesTheCpuReference) {
         for (int ch = 0; ch < c.format.channels; ++ch) {
           double a = sampleAt(got, x, y, ch), b = sampleAt(expected, x, y, ch);
           ASSERT_FALSE(std::isnan(a)) << x << "," << y;
-          worst = std::max(worst, c.format.depth == Depth::f32 ? std::fabs(a - b) / std::max(1.0, std::fabs(b)) : std::fabs(a - b));
+          worst = std::max(
+              worst, c.format.depth == Depth::f32 ? std::fabs(a - b) / std::max(1.0, std::fabs(b)) : std::fabs(a - b));
         }
-    EXPECT_LE(worst, c.format.depth == Depth::f32 ? 1e-4 : 1.0) << toString(c.format) << " " << c.taps << " taps " << c.width << "x" << c.height;
+    EXPECT_LE(worst, c.format.depth == Depth::f32 ? 1e-4 : 1.0)
+        << toString(c.format) << " " << c.taps << " taps " << c.width << "x" << c.height;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaSeparable,
-                         ::testing::Values(Case{{Depth::u8, 3}, 19, 613, 257}, Case{{Depth::u8, 1}, 19, 129, 67}, Case{{Depth::u8, 4}, 63, 200, 90},
-                                           Case{{Depth::u16, 1}, 9, 77, 301}, Case{{Depth::f32, 1}, 31, 300, 33}, Case{{Depth::f32, 3}, 1, 31, 7},
+                         ::testing::Values(Case{{Depth::u8, 3}, 19, 613, 257}, Case{{Depth::u8, 1}, 19, 129, 67},
+                                           Case{{Depth::u8, 4}, 63, 200, 90}, Case{{Depth::u16, 1}, 9, 77, 301},
+                                           Case{{Depth::f32, 1}, 31, 300, 33}, Case{{Depth::f32, 3}, 1, 31, 7},
                                            Case{{Depth::u8, 3}, 65, 150, 140}, Case{{Depth::f32, 4}, 101, 97, 211}));
 
 TEST(CudaSeparable, ManyFiltersOutgrowTheConstantSlotsAndStillAgree) {
@@ -56,7 +60,8 @@ TEST(CudaSeparable, ManyFiltersOutgrowTheConstantSlotsAndStillAgree) {
   std::vector<std::unique_ptr<SeparableCuda>> filters;
   for (int i = 0; i < 20; ++i) filters.push_back(std::make_unique<SeparableCuda>(gaussianTaps(2 * i + 1)));
   Image src = test::randomImage({Depth::u8, 3}, 64, 48);
-  Image deviceSrc(src.format(), 64, 48, MemoryKind::device), deviceDst(src.format(), 64, 48, MemoryKind::device), scratch({Depth::f32, 3}, 64, 48, MemoryKind::device);
+  Image deviceSrc(src.format(), 64, 48, MemoryKind::device), deviceDst(src.format(), 64, 48, MemoryKind::device),
+      scratch({Depth::f32, 3}, 64, 48, MemoryKind::device);
   Stream stream;
   copyImage(src, deviceSrc, stream.handle());
   for (int i = 0; i < 20; ++i) {

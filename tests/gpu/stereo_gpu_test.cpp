@@ -14,7 +14,8 @@ struct Outputs {
 };
 
 Outputs onCpu(const SgmParams& p, const Image& left, const Image& right) {
-  Outputs o{Image({Depth::u16, 1}, left.width(), left.height(), MemoryKind::host), Image({Depth::u8, 1}, left.width(), left.height(), MemoryKind::host)};
+  Outputs o{Image({Depth::u16, 1}, left.width(), left.height(), MemoryKind::host),
+            Image({Depth::u8, 1}, left.width(), left.height(), MemoryKind::host)};
   sgmCpu(p, left, right, o.disparity, &o.confidence);
   return o;
 }
@@ -44,7 +45,8 @@ Outputs onGpu(const SgmParams& p, const Image& left, const Image& right, bool wi
 
 struct Case {
   int width, height, disparities, paths, minDisparity;
-  const char* options;  // letters switching things off or on: s subpixel off, u uniqueness 0, l no LR check, f no fill, m no median, a adaptive P2
+  const char* options;  // letters switching things off or on: s subpixel off, u uniqueness 0, l no LR check, f no fill,
+                        // m no median, a adaptive P2
 };
 
 SgmParams paramsFor(const Case& c) {
@@ -70,29 +72,32 @@ TEST_P(CudaSgm, MatchesTheCpuBitForBit) {
   SgmParams p = paramsFor(c);
   for (bool shifted : {false, true}) {  // pure noise, and a textured pair with a true disparity
     auto [left, right] = shifted ? test::shiftedPair(c.width, c.height, c.minDisparity + c.disparities / 3)
-                                 : std::pair{test::randomImage({Depth::u8, 1}, c.width, c.height), test::randomImage({Depth::u8, 1}, c.width, c.height)};
+                                 : std::pair{test::randomImage({Depth::u8, 1}, c.width, c.height),
+                                             test::randomImage({Depth::u8, 1}, c.width, c.height)};
     Outputs want = onCpu(p, left, right), got = onGpu(p, left, right);
     EXPECT_TRUE(test::samePixels(want.disparity, got.disparity)) << (shifted ? "shifted pair" : "random pair");
     EXPECT_TRUE(test::samePixels(want.confidence, got.confidence)) << (shifted ? "shifted pair" : "random pair");
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, CudaSgm,
-                         ::testing::Values(Case{97, 61, 64, 8, 0, ""}, Case{131, 77, 128, 4, 0, ""}, Case{301, 45, 256, 8, 0, ""}, Case{77, 33, 64, 8, 5, "a"},
-                                           Case{160, 50, 64, 4, 3, "su"}, Case{65, 70, 128, 8, 0, "lfm"}, Case{33, 9, 64, 8, 0, "f"},
-                                           Case{1, 5, 64, 4, 0, ""}, Case{263, 41, 256, 4, 7, "a"},  // 4 paths at 256: a warp a walker
-                                           // Whole winner-takes-all rounds of pixels with every match left of the image.
-                                           Case{150, 31, 128, 8, 37, ""},
-                                           // The full width at 256 disparities: on an H100 or H200 the directions from the top
-                                           // need more warps than the aggregation's kernel leaves resident, so it takes the one
-                                           // built for a whole front (kWholeFront).
-                                           Case{2448, 9, 256, 8, 0, ""},
-                                           // A launch that does not fit at once on an H100 or H200: the rows go first, then
-                                           // the front from the top, then the one from the bottom (as on Aloe).
-                                           Case{1300, 70, 256, 8, 3, "a"},
-                                           // Taller than wide: the diagonal walkers wrap around the image several times, in
-                                           // 5 columns often within the steps whose loads are in flight.
-                                           Case{40, 130, 128, 8, 0, "a"}, Case{5, 40, 64, 8, 0, ""}));
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CudaSgm,
+    ::testing::Values(Case{97, 61, 64, 8, 0, ""}, Case{131, 77, 128, 4, 0, ""}, Case{301, 45, 256, 8, 0, ""},
+                      Case{77, 33, 64, 8, 5, "a"}, Case{160, 50, 64, 4, 3, "su"}, Case{65, 70, 128, 8, 0, "lfm"},
+                      Case{33, 9, 64, 8, 0, "f"}, Case{1, 5, 64, 4, 0, ""},
+                      Case{263, 41, 256, 4, 7, "a"},  // 4 paths at 256: a warp a walker
+                      // Whole winner-takes-all rounds of pixels with every match left of the image.
+                      Case{150, 31, 128, 8, 37, ""},
+                      // The full width at 256 disparities: on an H100 or H200 the directions from the top
+                      // need more warps than the aggregation's kernel leaves resident, so it takes the one
+                      // built for a whole front (kWholeFront).
+                      Case{2448, 9, 256, 8, 0, ""},
+                      // A launch that does not fit at once on an H100 or H200: the rows go first, then
+                      // the front from the top, then the one from the bottom (as on Aloe).
+                      Case{1300, 70, 256, 8, 3, "a"},
+                      // Taller than wide: the diagonal walkers wrap around the image several times, in
+                      // 5 columns often within the steps whose loads are in flight.
+                      Case{40, 130, 128, 8, 0, "a"}, Case{5, 40, 64, 8, 0, ""}));
 
 // One matcher, several frames: each starts from zero sums (below 256 disparities the
 // winner-takes-all clears the sums it reads for the next frame; at 256 the matching-cost pass
@@ -106,10 +111,14 @@ TEST(CudaSgmFrames, EveryFrameOfOneMatcherMatchesTheCpu) {
       p.disparities = disparities, p.paths = paths;
       SgmCuda sgm(p, w, h);
       for (int frame = 0; frame < 3; ++frame) {
-        auto [left, right] = frame == 1 ? test::shiftedPair(w, h, 40) : std::pair{test::randomImage({Depth::u8, 1}, w, h), test::randomImage({Depth::u8, 1}, w, h)};
+        auto [left, right] =
+            frame == 1 ? test::shiftedPair(w, h, 40)
+                       : std::pair{test::randomImage({Depth::u8, 1}, w, h), test::randomImage({Depth::u8, 1}, w, h)};
         Outputs want = onCpu(p, left, right), got = runOnGpu(sgm, left, right);
-        EXPECT_TRUE(test::samePixels(want.disparity, got.disparity)) << disparities << " disparities, " << paths << " paths, frame " << frame;
-        EXPECT_TRUE(test::samePixels(want.confidence, got.confidence)) << disparities << " disparities, " << paths << " paths, frame " << frame;
+        EXPECT_TRUE(test::samePixels(want.disparity, got.disparity))
+            << disparities << " disparities, " << paths << " paths, frame " << frame;
+        EXPECT_TRUE(test::samePixels(want.confidence, got.confidence))
+            << disparities << " disparities, " << paths << " paths, frame " << frame;
       }
     }
 }
@@ -126,7 +135,8 @@ TEST(CudaSgmReal, AloeAndTheChessboardPairMatchTheCpu) {
   EXPECT_LE(s.bad2, 17.0);
 
   StereoCalibration c = loadCalibration(test::stereoData("chessboard-calibration.yml"));
-  Image cl = readGreyImage(test::stereoData("chessboard/left/01.jpg")), cr = readGreyImage(test::stereoData("chessboard/right/01.jpg"));
+  Image cl = readGreyImage(test::stereoData("chessboard/left/01.jpg")),
+        cr = readGreyImage(test::stereoData("chessboard/right/01.jpg"));
   Image rl(cl.format(), 640, 480, MemoryKind::host), rr(cl.format(), 640, 480, MemoryKind::host);
   remapCpu(cl, rectifyMap(c.left, 640, 480), rl);
   remapCpu(cr, rectifyMap(c.right, 640, 480), rr);
@@ -151,10 +161,12 @@ TEST(CudaRemap, MatchesTheCpuBitForBit) {
   }
   cases.emplace_back(readGreyImage(test::stereoData("chessboard/left/01.jpg")), rectifyMap(c.left, 640, 480));
   for (auto& [picture, map] : cases) {
-    Image want(picture.format(), map.width(), map.height(), MemoryKind::host), got(picture.format(), map.width(), map.height(), MemoryKind::host);
+    Image want(picture.format(), map.width(), map.height(), MemoryKind::host),
+        got(picture.format(), map.width(), map.height(), MemoryKind::host);
     remapCpu(picture, map, want);
     Stream stream;
-    Image dp(picture.format(), picture.width(), picture.height(), MemoryKind::device), dm(map.format(), map.width(), map.height(), MemoryKind::device);
+    Image dp(picture.format(), picture.width(), picture.height(), MemoryKind::device),
+        dm(map.format(), map.width(), map.height(), MemoryKind::device);
     Image dout(picture.format(), map.width(), map.height(), MemoryKind::device);
     fillBytes(dout, 0xA5);
     copyImage(picture, dp, stream.handle());

@@ -54,16 +54,20 @@ const std::vector<Image>& mosaics() {
 std::vector<uint8_t> expectedFrame(uint64_t index) {
   const Image& m = mosaics()[index % mosaics().size()];
   std::vector<uint8_t> bytes(static_cast<size_t>(kWidth) * kHeight);
-  for (int y = 0; y < kHeight; ++y) std::memcpy(bytes.data() + static_cast<size_t>(y) * kWidth, m.view<uint8_t>().row(y), kWidth);
+  for (int y = 0; y < kHeight; ++y)
+    std::memcpy(bytes.data() + static_cast<size_t>(y) * kWidth, m.view<uint8_t>().row(y), kWidth);
   std::memcpy(bytes.data(), &index, sizeof index);
   return bytes;
 }
 
 // The packed formats the tests' camera offers, by PFNC value, and how demosaic names them.
 const std::map<ArvPixelFormat, polar::RawFormat>& packings() {
-  static const std::map<ArvPixelFormat, polar::RawFormat> all = {{0x010C0047, polar::RawFormat::mono12p},      {0x010A0046, polar::RawFormat::mono10p},
-                                                                 {0x010C0006, polar::RawFormat::mono12packed}, {0x010C0004, polar::RawFormat::mono10packed},
-                                                                 {0x010C0059, polar::RawFormat::mono12p}};  // BayerRG12p
+  static const std::map<ArvPixelFormat, polar::RawFormat> all = {
+      {0x010C0047, polar::RawFormat::mono12p},
+      {0x010A0046, polar::RawFormat::mono10p},
+      {0x010C0006, polar::RawFormat::mono12packed},
+      {0x010C0004, polar::RawFormat::mono10packed},
+      {0x010C0059, polar::RawFormat::mono12p}};  // BayerRG12p
   return all;
 }
 
@@ -75,10 +79,13 @@ std::vector<uint8_t> packedFrame(uint64_t index, int width, int height, polar::R
   Image samples({Depth::u16, 1}, width, height, MemoryKind::host);
   for (int y = 0; y < height; ++y)
     for (int x = 0; x < width; ++x)
-      samples.view<uint16_t>().at(x, y) = static_cast<uint16_t>(m.view<uint8_t>().at(x % m.width(), y % m.height()) << low | ((x + y + static_cast<int>(index)) & ((1 << low) - 1)));
+      samples.view<uint16_t>().at(x, y) =
+          static_cast<uint16_t>(m.view<uint8_t>().at(x % m.width(), y % m.height()) << low |
+                                ((x + y + static_cast<int>(index)) & ((1 << low) - 1)));
   Image packed = test::packRaw(samples, format);
   std::vector<uint8_t> bytes;
-  for (int y = 0; y < height; ++y) bytes.insert(bytes.end(), packed.view<uint8_t>().row(y), packed.view<uint8_t>().row(y) + packed.width());
+  for (int y = 0; y < height; ++y)
+    bytes.insert(bytes.end(), packed.view<uint8_t>().row(y), packed.view<uint8_t>().row(y) + packed.width());
   return bytes;
 }
 
@@ -90,25 +97,35 @@ std::string polarizationCameraXmlText() {
   std::string xml(arv_fake_camera_get_genicam_xml(model, &size));
   g_object_unref(model);
   std::string entries;
-  for (auto [name, value] : {std::pair{"Mono12p", 0x010C0047}, {"BayerRG12p", 0x010C0059}, {"Mono10p", 0x010A0046}, {"Mono12Packed", 0x010C0006}, {"Mono10Packed", 0x010C0004}})
-    entries += "<EnumEntry Name=\"" + std::string(name) + "\" NameSpace=\"Standard\"><Value>" + std::to_string(value) + "</Value></EnumEntry>";
+  for (auto [name, value] : {std::pair{"Mono12p", 0x010C0047},
+                             {"BayerRG12p", 0x010C0059},
+                             {"Mono10p", 0x010A0046},
+                             {"Mono12Packed", 0x010C0006},
+                             {"Mono10Packed", 0x010C0004}})
+    entries += "<EnumEntry Name=\"" + std::string(name) + "\" NameSpace=\"Standard\"><Value>" + std::to_string(value) +
+               "</Value></EnumEntry>";
   auto at = xml.find("<pValue>PixelFormatRegister</pValue>");
   EXPECT_NE(at, std::string::npos);
   xml.insert(at, entries);
   // IEEE 1588 as SFNC names it, on registers of the fake camera's memory the test writes to.
   auto reg = [](const std::string& name, const std::string& address, const std::string& sign = "Unsigned") {
     return "<IntReg Name=\"" + name + "\" NameSpace=\"Custom\"><Address>" + address +
-           "</Address><Length>4</Length><AccessMode>RW</AccessMode><pPort>Device</pPort><Sign>" + sign + "</Sign><Endianess>BigEndian</Endianess></IntReg>";
+           "</Address><Length>4</Length><AccessMode>RW</AccessMode><pPort>Device</pPort><Sign>" + sign +
+           "</Sign><Endianess>BigEndian</Endianess></IntReg>";
   };
   std::string ptp =
-      "<Boolean Name=\"PtpEnable\" NameSpace=\"Standard\"><pValue>PtpEnableRegister</pValue><OnValue>1</OnValue><OffValue>0</OffValue></Boolean>" +
+      "<Boolean Name=\"PtpEnable\" "
+      "NameSpace=\"Standard\"><pValue>PtpEnableRegister</pValue><OnValue>1</OnValue><OffValue>0</OffValue></Boolean>" +
       reg("PtpEnableRegister", "0x4000") +
-      "<Command Name=\"PtpDataSetLatch\" NameSpace=\"Standard\"><pValue>PtpLatchRegister</pValue><CommandValue>1</CommandValue></Command>" +
+      "<Command Name=\"PtpDataSetLatch\" "
+      "NameSpace=\"Standard\"><pValue>PtpLatchRegister</pValue><CommandValue>1</CommandValue></Command>" +
       reg("PtpLatchRegister", "0x4004") +
-      "<Enumeration Name=\"PtpStatus\" NameSpace=\"Standard\"><EnumEntry Name=\"Initializing\"><Value>0</Value></EnumEntry>"
+      "<Enumeration Name=\"PtpStatus\" NameSpace=\"Standard\"><EnumEntry "
+      "Name=\"Initializing\"><Value>0</Value></EnumEntry>"
       "<EnumEntry Name=\"Master\"><Value>1</Value></EnumEntry><EnumEntry Name=\"Slave\"><Value>2</Value></EnumEntry>"
       "<EnumEntry Name=\"Disabled\"><Value>3</Value></EnumEntry><pValue>PtpStatusRegister</pValue></Enumeration>" +
-      reg("PtpStatusRegister", "0x4008") + "<Integer Name=\"PtpOffsetFromMaster\" NameSpace=\"Standard\"><pValue>PtpOffsetRegister</pValue></Integer>" +
+      reg("PtpStatusRegister", "0x4008") +
+      "<Integer Name=\"PtpOffsetFromMaster\" NameSpace=\"Standard\"><pValue>PtpOffsetRegister</pValue></Integer>" +
       reg("PtpOffsetRegister", "0x400C", "Signed");
   at = xml.rfind("</RegisterDescription>");
   EXPECT_NE(at, std::string::npos);
@@ -130,34 +147,45 @@ constexpr uint32_t kFrameChunk = 0x1001, kIoChunk = 0x1002, kImageChunk = 0xA5A5
 constexpr size_t kChunkBytes = 8 + (16 + 8) + (12 + 8);  // the image's chunk trailer, then each chunk and its trailer
 std::string chunkCameraXml(const test::TempDir& dir) {
   std::string xml = polarizationCameraXmlText();
-  auto reg = [](const std::string& name, const std::string& address, const std::string& port, int length, const std::string& extra = "") {
-    return "<IntReg Name=\"" + name + "\" NameSpace=\"Custom\"><Address>" + address + "</Address>" + extra + "<Length>" + std::to_string(length) +
-           "</Length><AccessMode>RW</AccessMode><pPort>" + port + "</pPort><Sign>Unsigned</Sign><Endianess>BigEndian</Endianess></IntReg>";
+  auto reg = [](const std::string& name, const std::string& address, const std::string& port, int length,
+                const std::string& extra = "") {
+    return "<IntReg Name=\"" + name + "\" NameSpace=\"Custom\"><Address>" + address + "</Address>" + extra +
+           "<Length>" + std::to_string(length) + "</Length><AccessMode>RW</AccessMode><pPort>" + port +
+           "</pPort><Sign>Unsigned</Sign><Endianess>BigEndian</Endianess></IntReg>";
   };
   auto floatReg = [](const std::string& name, const std::string& address, const std::string& port) {
-    return "<FloatReg Name=\"" + name + "\" NameSpace=\"Standard\"><Address>" + address + "</Address><Length>8</Length><AccessMode>RO</AccessMode><pPort>" + port +
+    return "<FloatReg Name=\"" + name + "\" NameSpace=\"Standard\"><Address>" + address +
+           "</Address><Length>8</Length><AccessMode>RO</AccessMode><pPort>" + port +
            "</pPort><Endianess>BigEndian</Endianess></FloatReg>";
   };
   std::string chunks =
-      "<Boolean Name=\"ChunkModeActive\" NameSpace=\"Standard\"><pValue>ChunkModeRegister</pValue><OnValue>1</OnValue><OffValue>0</OffValue></Boolean>" +
+      "<Boolean Name=\"ChunkModeActive\" "
+      "NameSpace=\"Standard\"><pValue>ChunkModeRegister</pValue><OnValue>1</OnValue><OffValue>0</OffValue></Boolean>" +
       reg("ChunkModeRegister", "0x4010", "Device", 4) +
-      "<Enumeration Name=\"ChunkSelector\" NameSpace=\"Standard\"><EnumEntry Name=\"FrameID\"><Value>0</Value></EnumEntry>"
-      "<EnumEntry Name=\"ExposureTime\"><Value>1</Value></EnumEntry><EnumEntry Name=\"Gain\"><Value>2</Value></EnumEntry>"
-      "<EnumEntry Name=\"LineStatusAll\"><Value>3</Value></EnumEntry><pValue>ChunkSelectorRegister</pValue></Enumeration>" +
+      "<Enumeration Name=\"ChunkSelector\" NameSpace=\"Standard\"><EnumEntry "
+      "Name=\"FrameID\"><Value>0</Value></EnumEntry>"
+      "<EnumEntry Name=\"ExposureTime\"><Value>1</Value></EnumEntry><EnumEntry "
+      "Name=\"Gain\"><Value>2</Value></EnumEntry>"
+      "<EnumEntry "
+      "Name=\"LineStatusAll\"><Value>3</Value></EnumEntry><pValue>ChunkSelectorRegister</pValue></Enumeration>" +
       reg("ChunkSelectorRegister", "0x4014", "Device", 4) +
-      "<Boolean Name=\"ChunkEnable\" NameSpace=\"Standard\"><pValue>ChunkEnableRegister</pValue><OnValue>1</OnValue><OffValue>0</OffValue></Boolean>" +
+      "<Boolean Name=\"ChunkEnable\" "
+      "NameSpace=\"Standard\"><pValue>ChunkEnableRegister</pValue><OnValue>1</OnValue><OffValue>0</OffValue></"
+      "Boolean>" +
       reg("ChunkEnableRegister", "0x4020", "Device", 4, "<pIndex Offset=\"4\">ChunkSelectorRegister</pIndex>") +
       "<Port Name=\"FrameChunkPort\" NameSpace=\"Custom\"><ChunkID>1001</ChunkID></Port>"
       "<Port Name=\"IoChunkPort\" NameSpace=\"Custom\"><ChunkID>1002</ChunkID></Port>" +
-      reg("ChunkFrameID", "0", "FrameChunkPort", 8) + floatReg("ChunkExposureTime", "8", "FrameChunkPort") + floatReg("ChunkGain", "0", "IoChunkPort") +
-      reg("ChunkLineStatusAll", "8", "IoChunkPort", 4);
+      reg("ChunkFrameID", "0", "FrameChunkPort", 8) + floatReg("ChunkExposureTime", "8", "FrameChunkPort") +
+      floatReg("ChunkGain", "0", "IoChunkPort") + reg("ChunkLineStatusAll", "8", "IoChunkPort", 4);
   auto at = xml.rfind("</RegisterDescription>");
   xml.insert(at, chunks);
   std::string formula = "<Formula>WIDTH * HEIGHT * ((PIXELFORMAT>>16)&amp;0xFF) / 8</Formula>";
   at = xml.find(formula);
   EXPECT_NE(at, std::string::npos);
-  xml.replace(at, formula.size(), "<pVariable Name=\"CHUNKS\">ChunkModeRegister</pVariable><Formula>WIDTH * HEIGHT * ((PIXELFORMAT>>16)&amp;0xFF) / 8 + CHUNKS * " +
-                                      std::to_string(kChunkBytes) + "</Formula>");
+  xml.replace(at, formula.size(),
+              "<pVariable Name=\"CHUNKS\">ChunkModeRegister</pVariable><Formula>WIDTH * HEIGHT * "
+              "((PIXELFORMAT>>16)&amp;0xFF) / 8 + CHUNKS * " +
+                  std::to_string(kChunkBytes) + "</Formula>");
   std::string path = dir / "chunk-camera.xml";
   std::ofstream(path) << xml;
   return path;
@@ -167,14 +195,18 @@ std::string chunkCameraXml(const test::TempDir& dir) {
 class FakeCamera {
  public:
   // genicam: another GenICam XML for the camera (as polarizationCameraXml() writes).
-  FakeCamera(const std::string& address, const std::string& serial, double lostRatio = 0, const std::string& genicam = "") {
-    camera_ = genicam.empty() ? arv_gv_fake_camera_new(address.c_str(), serial.c_str()) : arv_gv_fake_camera_new_full(address.c_str(), serial.c_str(), genicam.c_str());
+  FakeCamera(const std::string& address, const std::string& serial, double lostRatio = 0,
+             const std::string& genicam = "") {
+    camera_ = genicam.empty() ? arv_gv_fake_camera_new(address.c_str(), serial.c_str())
+                              : arv_gv_fake_camera_new_full(address.c_str(), serial.c_str(), genicam.c_str());
     if (lostRatio > 0) g_object_set(camera_, "gvsp-lost-ratio", lostRatio, nullptr);
     arv_fake_camera_set_fill_pattern(arv_gv_fake_camera_get_fake_camera(camera_), &FakeCamera::fill, this);
   }
   ~FakeCamera() { g_object_unref(camera_); }
   bool running() const { return arv_gv_fake_camera_is_running(camera_); }
-  bool softwareTriggered() const { return arv_fake_camera_is_in_software_trigger_mode(arv_gv_fake_camera_get_fake_camera(camera_)); }
+  bool softwareTriggered() const {
+    return arv_fake_camera_is_in_software_trigger_mode(arv_gv_fake_camera_get_fake_camera(camera_));
+  }
   ArvFakeCamera* model() const { return arv_gv_fake_camera_get_fake_camera(camera_); }
 
  private:
@@ -209,7 +241,8 @@ class ChunkCamera {
     uint64_t index;  // expectedFrame(index)
   };
 
-  ChunkCamera(const std::string& address, const std::string& serial, const test::TempDir& dir) : fake_(address, serial, 0, chunkCameraXml(dir)) {
+  ChunkCamera(const std::string& address, const std::string& serial, const test::TempDir& dir)
+      : fake_(address, serial, 0, chunkCameraXml(dir)) {
     arv_fake_camera_write_register(fake_.model(), ARV_FAKE_CAMERA_REGISTER_TRIGGER_MODE, 1);
     arv_fake_camera_write_register(fake_.model(), ARV_FAKE_CAMERA_REGISTER_TRIGGER_SOURCE, 1);  // Software
     socket_ = ::socket(AF_INET, SOCK_DGRAM, 0);
@@ -255,7 +288,9 @@ class ChunkCamera {
     uint64_t index = 0;
     while (!stop_) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      GSocketAddress* address = arv_fake_camera_get_acquisition_status(fake_.model()) ? arv_fake_camera_get_stream_address(fake_.model()) : nullptr;
+      GSocketAddress* address = arv_fake_camera_get_acquisition_status(fake_.model())
+                                    ? arv_fake_camera_get_stream_address(fake_.model())
+                                    : nullptr;
       if (!address) continue;
       sockaddr_in to{};
       bool ok = g_socket_address_to_native(address, &to, sizeof to, nullptr) && to.sin_port != 0;
@@ -275,17 +310,21 @@ class ChunkCamera {
         std::lock_guard lock(mutex_);
         sent_[block] = values;
       }
-      // Leader: flags, payload type (image, with chunks: the extended chunk bit), timestamp, pixel format, size, offset, padding.
+      // Leader: flags, payload type (image, with chunks: the extended chunk bit), timestamp, pixel format, size,
+      // offset, padding.
       std::vector<uint8_t> leader = header(block, 1, 0);
       leader.insert(leader.end(), {0, 0, static_cast<uint8_t>(chunks ? 0x40 : 0), 1});
       put64(leader, block * 10000000ull);
-      for (uint32_t v : {reg(ARV_FAKE_CAMERA_REGISTER_PIXEL_FORMAT), static_cast<uint32_t>(kWidth), static_cast<uint32_t>(kHeight), 0u, 0u, 0u}) put32(leader, v);
+      for (uint32_t v : {reg(ARV_FAKE_CAMERA_REGISTER_PIXEL_FORMAT), static_cast<uint32_t>(kWidth),
+                         static_cast<uint32_t>(kHeight), 0u, 0u, 0u})
+        put32(leader, v);
       send(leader, to);
       size_t perPacket = (reg(0x0d04) & 0xFFFF) - 36;  // GevSCPSPacketSize less IP, UDP and GVSP headers
       uint32_t packet = 1;
       for (size_t offset = 0; offset < payload.size(); offset += perPacket, ++packet) {
         std::vector<uint8_t> data = header(block, 3, packet);
-        data.insert(data.end(), payload.begin() + static_cast<long>(offset), payload.begin() + static_cast<long>(std::min(payload.size(), offset + perPacket)));
+        data.insert(data.end(), payload.begin() + static_cast<long>(offset),
+                    payload.begin() + static_cast<long>(std::min(payload.size(), offset + perPacket)));
         send(data, to);
       }
       std::vector<uint8_t> trailer = header(block, 2, packet);
@@ -317,14 +356,16 @@ Registry& registry() {
 }
 
 std::string cameraSource(const std::string& name, const std::string& camera, const std::string& extra = "") {
-  return "  - {name: " + name + ", type: aravis, params: {camera: '" + camera + "', pixel_format: Mono8, region: [0, 0, " + std::to_string(kWidth) + ", " +
-         std::to_string(kHeight) + "], frame_rate: 100, packet_timeout_ms: 5, frame_retention_ms: 60, socket_buffer_kb: 4096" + extra + "}}\n";
+  return "  - {name: " + name + ", type: aravis, params: {camera: '" + camera +
+         "', pixel_format: Mono8, region: [0, 0, " + std::to_string(kWidth) + ", " + std::to_string(kHeight) +
+         "], frame_rate: 100, packet_timeout_ms: 5, frame_retention_ms: 60, socket_buffer_kb: 4096" + extra + "}}\n";
 }
 
 // A u8 plane's pixels, row after row.
 std::vector<uint8_t> bytesOf(const Image& image) {
   std::vector<uint8_t> bytes(static_cast<size_t>(image.width()) * image.height());
-  for (int y = 0; y < image.height(); ++y) std::memcpy(bytes.data() + static_cast<size_t>(y) * image.width(), image.view<uint8_t>().row(y), image.width());
+  for (int y = 0; y < image.height(); ++y)
+    std::memcpy(bytes.data() + static_cast<size_t>(y) * image.width(), image.view<uint8_t>().row(y), image.width());
   return bytes;
 }
 
@@ -345,7 +386,8 @@ void expectServedFrames(Kept& r, const std::string& port, bool inOrder = true) {
     size_t differ = 0, first = 0;
     for (size_t k = 0; k < expected.size(); ++k)
       if (frame[k] != expected[k] && !differ++) first = k;
-    ASSERT_EQ(differ, 0u) << "frame " << i << " (camera frame " << stamp << ") differs from what the camera served, first at byte " << first;
+    ASSERT_EQ(differ, 0u) << "frame " << i << " (camera frame " << stamp
+                          << ") differs from what the camera served, first at byte " << first;
     if (i && inOrder) {
       EXPECT_GT(stamp, previous) << "frames arrive in order";
     }
@@ -361,10 +403,13 @@ uint64_t counter(Graph& graph, const std::string& name) {
 
 TEST(Aravis, FramesArriveBitForBitThroughTheGraph) {
   FakeCamera fake("127.0.0.1", "PPTEST1");
-  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPTEST1", ", mosaic: polar_rggb") +
-                         "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_rggb, outputs: [s0]}}\n"
-                         "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw, s0: polar.s0}, params: {key: exact}}\n",
-                     120);
+  auto graph = buildGraph(
+      registry(),
+      "sources:\n" + cameraSource("cam", "PPTEST1", ", mosaic: polar_rggb") +
+          "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_rggb, outputs: "
+          "[s0]}}\n"
+          "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw, s0: polar.s0}, params: {key: exact}}\n",
+      120);
   ASSERT_TRUE(graph);
   graph->run();
   Kept& r = kept("exact");
@@ -378,25 +423,32 @@ TEST(Aravis, FramesArriveBitForBitThroughTheGraph) {
 
 TEST(Aravis, ADemosaicOfTheOtherSensorLayoutIsAClearError) {
   FakeCamera fake("127.0.0.1", "PPMOSAIC");
-  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPMOSAIC") +  // Mono8: polar_mono
-                         "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_rggb, outputs: [s0]}}\n"
-                         "sinks:\n  - {name: keep, type: keep, inputs: {s0: polar.s0}}\n",
-                     5);
+  auto graph = buildGraph(registry(),
+                          "sources:\n" + cameraSource("cam", "PPMOSAIC") +  // Mono8: polar_mono
+                              "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: "
+                              "polar_rggb, outputs: [s0]}}\n"
+                              "sinks:\n  - {name: keep, type: keep, inputs: {s0: polar.s0}}\n",
+                          5);
   ASSERT_TRUE(graph);
   try {
     graph->run();
     FAIL() << "a mono sensor's frames went through a colour demosaic";
   } catch (const PipelineError& e) {
-    EXPECT_NE(std::string(e.what()).find("comes from a polar_mono sensor, but this stage demosaics polar_rggb"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("comes from a polar_mono sensor, but this stage demosaics polar_rggb"),
+              std::string::npos)
+        << e.what();
   }
 }
 
 TEST(Aravis, LostPacketsGiveCountedIncompleteFramesThatAreDroppedOrFlagged) {
   FakeCamera fake("127.0.0.1", "PPTEST2", 0.02);
   for (const std::string mode : {"drop", "pass"}) {
-    auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPTEST2", ", packet_resend: false, packet_size: 8192, incomplete: " + mode) +
-                           "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: lossy_" + mode + "}}\n",
-                       40);
+    auto graph = buildGraph(
+        registry(),
+        "sources:\n" +
+            cameraSource("cam", "PPTEST2", ", packet_resend: false, packet_size: 8192, incomplete: " + mode) +
+            "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: lossy_" + mode + "}}\n",
+        40);
     ASSERT_TRUE(graph);
     graph->run();
     Kept& r = kept("lossy_" + mode);
@@ -416,7 +468,9 @@ TEST(Aravis, LostPacketsGiveCountedIncompleteFramesThatAreDroppedOrFlagged) {
 
 TEST(Aravis, ACameraThatGoesAwayIsReportedAndFramesResumeWhenItReturns) {
   auto fake = std::make_unique<FakeCamera>("127.0.0.1", "PPTEST3");
-  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPTEST3") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: replug}}\n");
+  auto graph = buildGraph(registry(),
+                          "sources:\n" + cameraSource("cam", "PPTEST3") +
+                              "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: replug}}\n");
   ASSERT_TRUE(graph);
   std::thread running([&] { graph->run(); });
   auto waitFor = [](const std::function<bool()>& done, int seconds) {
@@ -442,9 +496,12 @@ TEST(Aravis, TwoCamerasAreAStereoPairMatchedByArrival) {
   FakeCamera left("127.0.0.1", "PPLEFT");
   arv_enable_interface("Fake");
   // Free-running at 100 fps each, the nearest frames are at most 5 ms apart.
-  auto graph = buildGraph(registry(), "pipeline: {pair_tolerance_ms: 6}\nsources:\n" + cameraSource("left", "PPLEFT") + cameraSource("right", "Fake_1") +
-                         "sinks:\n  - {name: keep, type: keep, inputs: {left: left.raw, right: right.raw}, params: {key: stereo}}\n",
-                     60);
+  auto graph = buildGraph(
+      registry(),
+      "pipeline: {pair_tolerance_ms: 6}\nsources:\n" + cameraSource("left", "PPLEFT") +
+          cameraSource("right", "Fake_1") +
+          "sinks:\n  - {name: keep, type: keep, inputs: {left: left.raw, right: right.raw}, params: {key: stereo}}\n",
+      60);
   ASSERT_TRUE(graph);
   auto start = Clock::now();
   graph->run();
@@ -452,7 +509,8 @@ TEST(Aravis, TwoCamerasAreAStereoPairMatchedByArrival) {
   arv_disable_interface("Fake");
   Kept& r = kept("stereo");
   ASSERT_EQ(r.count(), 60u);
-  EXPECT_LT(seconds, 60 / 100.0 * 20) << "pairs come at about the cameras' rate, not after a wait each (20x leaves room for qemu and a loaded machine)";
+  EXPECT_LT(seconds, 60 / 100.0 * 20)
+      << "pairs come at about the cameras' rate, not after a wait each (20x leaves room for qemu and a loaded machine)";
   expectServedFrames(r, "left");
   for (const auto& planes : r.planes) EXPECT_EQ(planes.at("right").width(), kWidth);
   for (size_t i = 1; i < r.metas.size(); ++i) {
@@ -473,12 +531,16 @@ TEST(Aravis, AMissingCameraOrARejectedSettingIsAClearError) {
   };
   for (const auto& c : cases) {
     Diagnostics d("test.yaml");
-    auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", c.camera, c.extra) + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n", d);
+    auto graph = buildGraph(registry(),
+                            "sources:\n" + cameraSource("cam", c.camera, c.extra) +
+                                "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n",
+                            d);
     EXPECT_FALSE(graph);
     EXPECT_NE(d.text().find(c.expected), std::string::npos) << d.text();
   }
   Diagnostics d("test.yaml");
-  std::string yaml = "sources:\n" + cameraSource("cam", "PPTEST5") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n";
+  std::string yaml =
+      "sources:\n" + cameraSource("cam", "PPTEST5") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n";
   yaml.replace(yaml.find("Mono8"), 5, "Mono12p");
   EXPECT_FALSE(buildGraph(registry(), yaml, d));
   EXPECT_NE(d.text().find("PixelFormat 'Mono12p' rejected"), std::string::npos) << d.text();
@@ -507,14 +569,17 @@ std::string runCli(const std::string& arguments, int& status) {
 // make one frame.
 TEST(Aravis, SoftwareTriggersMakeTheFrames) {
   FakeCamera fake("127.0.0.1", "PPTRIG");
-  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPTRIG", ", trigger: software, trigger_rate_hz: 5") +
-                                          "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: triggered}}\n");
+  auto graph = buildGraph(
+      registry(), "sources:\n" + cameraSource("cam", "PPTRIG", ", trigger: software, trigger_rate_hz: 5") +
+                      "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: triggered}}\n");
   ASSERT_TRUE(graph);
   std::thread running([&] { graph->run(); });
-  for (int i = 0; i < 200 && counter(*graph, "camera_frames") == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 200 && counter(*graph, "camera_frames") == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   uint64_t triggersBefore = counter(*graph, "camera_triggers"), framesBefore = counter(*graph, "camera_frames");
   std::this_thread::sleep_for(std::chrono::seconds(3));
-  uint64_t triggers = counter(*graph, "camera_triggers") - triggersBefore, frames = counter(*graph, "camera_frames") - framesBefore;
+  uint64_t triggers = counter(*graph, "camera_triggers") - triggersBefore,
+           frames = counter(*graph, "camera_frames") - framesBefore;
   graph->stop();
   running.join();
   EXPECT_GE(framesBefore, 1u) << "frames began: " << graph->metrics().table();
@@ -575,7 +640,8 @@ TEST(Aravis, AFrameRateKeepsTheCamerasTrigger) {
     g_object_unref(camera);
   }
   ASSERT_TRUE(fake.softwareTriggered());
-  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPKEEP") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n");
+  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPKEEP") +
+                                          "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n");
   ASSERT_TRUE(graph);
   EXPECT_TRUE(fake.softwareTriggered()) << "frame_rate: 100 with trigger: keep left the trigger on";
 }
@@ -584,17 +650,22 @@ TEST(Aravis, AFrameRateKeepsTheCamerasTrigger) {
 // where: refused, saying what to change.
 TEST(Aravis, ALayoutThatBreaksThePolarizerPatternIsRefused) {
   FakeCamera fake("127.0.0.1", "PPLAYOUT");
-  std::string yaml = "sources:\n" + cameraSource("cam", "PPLAYOUT") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n";
+  std::string yaml =
+      "sources:\n" + cameraSource("cam", "PPLAYOUT") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n";
   std::string shifted = yaml;
   shifted.replace(shifted.find("region: [0, 0, 512, 480]"), 24, "region: [1, 0, 508, 480]");
   Diagnostics d("test.yaml");
   EXPECT_FALSE(buildGraph(registry(), shifted, d));
-  EXPECT_NE(d.text().find("region offset (1, 0) is not a multiple of 2, the polar_mono pattern's period"), std::string::npos) << d.text();
+  EXPECT_NE(d.text().find("region offset (1, 0) is not a multiple of 2, the polar_mono pattern's period"),
+            std::string::npos)
+      << d.text();
   std::string binned = yaml;
   binned.replace(binned.find("socket_buffer_kb: 4096"), 22, "socket_buffer_kb: 4096, features: {BinningHorizontal: 2}");
   Diagnostics b("test.yaml");
   EXPECT_FALSE(buildGraph(registry(), binned, b));
-  EXPECT_NE(b.text().find("BinningHorizontal is 2: binning and decimation mix or skip polarizer pixels"), std::string::npos) << b.text();
+  EXPECT_NE(b.text().find("BinningHorizontal is 2: binning and decimation mix or skip polarizer pixels"),
+            std::string::npos)
+      << b.text();
 }
 
 // Frames lost whole on the network (leader, data and trailer: likely for a small frame of a few
@@ -602,7 +673,8 @@ TEST(Aravis, ALayoutThatBreaksThePolarizerPatternIsRefused) {
 // ids count them, beside the incomplete ones.
 TEST(Aravis, FramesLostWholeAreCountedAsGaps) {
   FakeCamera fake("127.0.0.1", "PPGAPS", 0.5);
-  std::string yaml = "sources:\n" + cameraSource("cam", "PPGAPS", ", packet_resend: false") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n";
+  std::string yaml = "sources:\n" + cameraSource("cam", "PPGAPS", ", packet_resend: false") +
+                     "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n";
   yaml.replace(yaml.find("region: [0, 0, 512, 480]"), 24, "region: [0, 0, 64, 48]");
   auto graph = buildGraph(registry(), yaml);
   ASSERT_TRUE(graph);
@@ -626,7 +698,8 @@ TEST(Aravis, ACameraThatComesBackWithAnotherSizeIsRefused) {
     ASSERT_FALSE(error) << error->message;
     g_object_unref(camera);
   }
-  std::string yaml = "sources:\n" + cameraSource("cam", "PPSIZE") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n";
+  std::string yaml =
+      "sources:\n" + cameraSource("cam", "PPSIZE") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n";
   yaml.replace(yaml.find(", region: [0, 0, 512, 480]"), 26, "");
   auto graph = buildGraph(registry(), yaml);
   ASSERT_TRUE(graph);
@@ -645,16 +718,21 @@ TEST(Aravis, ACameraThatComesBackWithAnotherSizeIsRefused) {
   for (int i = 0; i < 300 && failure.empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   if (failure.empty()) graph->stop();
   running.join();
-  EXPECT_NE(failure.find("came back with 512x512 mono8 frames, but the graph was built for 512x480 mono8"), std::string::npos) << failure;
+  EXPECT_NE(failure.find("came back with 512x512 mono8 frames, but the graph was built for 512x480 mono8"),
+            std::string::npos)
+      << failure;
 }
 
 // A camera whose frames say how to read them (sample format, Bayer phase, angle order): a demosaic
 // with the `wrong` params stops at the first frame with `message`; with the `right` ones three frames
 // go through.
-void expectDemosaicNeeds(const std::string& source, const std::string& wrong, const std::string& right, const std::string& message) {
+void expectDemosaicNeeds(const std::string& source, const std::string& wrong, const std::string& right,
+                         const std::string& message) {
   auto yaml = [&](const std::string& params) {
-    return "sources:\n" + source + "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {" + params +
-           ", outputs: [s0]}}\nsinks:\n  - {name: keep, type: keep, inputs: {s0: polar.s0}, params: {key: demosaic-needs}}\n";
+    return "sources:\n" + source + "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {" +
+           params +
+           ", outputs: [s0]}}\nsinks:\n  - {name: keep, type: keep, inputs: {s0: polar.s0}, params: {key: "
+           "demosaic-needs}}\n";
   };
   auto stopping = buildGraph(registry(), yaml(wrong), 3);
   ASSERT_TRUE(stopping);
@@ -677,14 +755,21 @@ void expectDemosaicNeeds(const std::string& source, const std::string& wrong, co
 TEST(Aravis, PackedFramesAreDemosaicedAsTheyCome) {
   test::TempDir dir;
   FakeCamera fake("127.0.0.1", "PPPACKED", 0, polarizationCameraXml(dir));
-  for (auto [camera, samples] : {std::pair{"Mono12p", "mono12p"}, {"Mono10p", "mono10p"}, {"Mono12Packed", "mono12packed"}, {"Mono10Packed", "mono10packed"}}) {
+  for (auto [camera, samples] : {std::pair{"Mono12p", "mono12p"},
+                                 {"Mono10p", "mono10p"},
+                                 {"Mono12Packed", "mono12packed"},
+                                 {"Mono10Packed", "mono10packed"}}) {
     SCOPED_TRACE(camera);
     polar::RawFormat format = demosaic::rawFormatOf(samples);
     std::string source = cameraSource("cam", "PPPACKED", ", mosaic: polar_mono");
     source.replace(source.find("Mono8"), 5, camera);
-    std::string yaml = "sources:\n" + source + "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_mono, pixel_format: " +
-                       samples + ", outputs: [s0, dolp]}}\n"
-                       "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw, s0: polar.s0, dolp: polar.dolp}, params: {key: packed}}\n";
+    std::string yaml = "sources:\n" + source +
+                       "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: "
+                       "polar_mono, pixel_format: " +
+                       samples +
+                       ", outputs: [s0, dolp]}}\n"
+                       "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw, s0: polar.s0, dolp: polar.dolp}, "
+                       "params: {key: packed}}\n";
     auto graph = buildGraph(registry(), yaml, 4);
     ASSERT_TRUE(graph);
     graph->run();
@@ -699,7 +784,9 @@ TEST(Aravis, PackedFramesAreDemosaicedAsTheyCome) {
       const Image& raw = frame.at("raw");
       ASSERT_EQ(raw.width(), rowBytes);
       uint64_t index = 0;
-      for (; index < 64 && std::memcmp(packedFrame(index, kWidth, kHeight, format).data(), raw.view<uint8_t>().row(0), static_cast<size_t>(rowBytes)) != 0; ++index) {
+      for (; index < 64 && std::memcmp(packedFrame(index, kWidth, kHeight, format).data(), raw.view<uint8_t>().row(0),
+                                       static_cast<size_t>(rowBytes)) != 0;
+           ++index) {
       }
       ASSERT_LT(index, 64u) << "the frame is one the camera packed";
       auto expected = demosaic::runToHost(settings, raw, {"s0", "dolp"}, false);
@@ -710,8 +797,10 @@ TEST(Aravis, PackedFramesAreDemosaicedAsTheyCome) {
   }
   std::string source = cameraSource("cam", "PPPACKED", ", mosaic: polar_mono");
   source.replace(source.find("Mono8"), 5, "Mono12Packed");
-  expectDemosaicNeeds(source, "mosaic: polar_mono, pixel_format: mono12p", "mosaic: polar_mono, pixel_format: mono12packed",
-                      "the frame's samples are mono12packed (from the camera's pixel format), but this stage reads mono12p (set pixel_format: mono12packed)");
+  expectDemosaicNeeds(source, "mosaic: polar_mono, pixel_format: mono12p",
+                      "mosaic: polar_mono, pixel_format: mono12packed",
+                      "the frame's samples are mono12packed (from the camera's pixel format), but this stage reads "
+                      "mono12p (set pixel_format: mono12packed)");
 }
 
 // ptp: true switches IEEE 1588 on and reports the clock's state and offset; a camera without it is
@@ -721,7 +810,10 @@ TEST(Aravis, PtpIsSwitchedOnReportedAndRequiredForPairingByTimestamp) {
   FakeCamera fake("127.0.0.1", "PPPTP", 0, polarizationCameraXml(dir));
   arv_fake_camera_write_register(fake.model(), 0x4008, 2);  // Slave
   arv_fake_camera_write_register(fake.model(), 0x400C, static_cast<guint32>(-250));
-  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPPTP", ", ptp: true") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n", 20);
+  auto graph = buildGraph(registry(),
+                          "sources:\n" + cameraSource("cam", "PPPTP", ", ptp: true") +
+                              "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n",
+                          20);
   ASSERT_TRUE(graph);
   guint32 enabled = 0;
   arv_fake_camera_read_register(fake.model(), 0x4000, &enabled);
@@ -734,14 +826,21 @@ TEST(Aravis, PtpIsSwitchedOnReportedAndRequiredForPairingByTimestamp) {
 
   arv_enable_interface("Fake");
   Diagnostics noPtp("test.yaml");
-  EXPECT_FALSE(buildGraph(registry(), "sources:\n" + cameraSource("cam", "Fake_1", ", ptp: true") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n", noPtp));
+  EXPECT_FALSE(buildGraph(registry(),
+                          "sources:\n" + cameraSource("cam", "Fake_1", ", ptp: true") +
+                              "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n",
+                          noPtp));
   EXPECT_NE(noPtp.text().find("has neither PtpEnable nor GevIEEE1588"), std::string::npos) << noPtp.text();
   Diagnostics pairing("test.yaml");
-  EXPECT_FALSE(buildGraph(registry(), "pipeline: {pair_by: camera_timestamp}\nsources:\n" + cameraSource("left", "PPPTP", ", ptp: true") +
-                                          cameraSource("right", "Fake_1") + "sinks:\n  - {name: keep, type: keep, inputs: {l: left.raw, r: right.raw}}\n",
+  EXPECT_FALSE(buildGraph(registry(),
+                          "pipeline: {pair_by: camera_timestamp}\nsources:\n" +
+                              cameraSource("left", "PPPTP", ", ptp: true") + cameraSource("right", "Fake_1") +
+                              "sinks:\n  - {name: keep, type: keep, inputs: {l: left.raw, r: right.raw}}\n",
                           pairing));
   arv_disable_interface("Fake");
-  EXPECT_NE(pairing.text().find("sources.right: pipeline.pair_by is camera_timestamp, but this camera's clock is its own"), std::string::npos)
+  EXPECT_NE(
+      pairing.text().find("sources.right: pipeline.pair_by is camera_timestamp, but this camera's clock is its own"),
+      std::string::npos)
       << pairing.text();
   EXPECT_EQ(pairing.text().find("sources.left:"), std::string::npos) << "the PTP camera is fine: " << pairing.text();
 }
@@ -753,13 +852,18 @@ TEST(Aravis, ChunkDataGivesEachFrameItsOwnMetadata) {
   test::TempDir dir;
   ChunkCamera camera("127.0.0.1", "PPCHUNK", dir);
   std::string recording = dir / "raw.mkv", detections = dir / "faces.jsonl";
-  auto graph = buildGraph(registry(), "sources:\n" + cameraSource("cam", "PPCHUNK", ", chunk_data: on") +
-                                          "stages:\n  - {name: faces, type: face_detect, inputs: {image: cam.raw}, params: {cascade: " +
-                                          test::dataFile("cascades/haarcascade_frontalface_default.xml") + "}}\n" +
-                                          "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: chunks}}\n"
-                                          "  - {name: rec, type: record, inputs: {raw: cam.raw}, params: {path: '" + recording + "'}}\n"
-                                          "  - {name: out, type: detections, inputs: {faces: faces.faces}, params: {path: '" + detections + "'}}\n",
-                          20);
+  auto graph =
+      buildGraph(registry(),
+                 "sources:\n" + cameraSource("cam", "PPCHUNK", ", chunk_data: on") +
+                     "stages:\n  - {name: faces, type: face_detect, inputs: {image: cam.raw}, params: {cascade: " +
+                     test::dataFile("cascades/haarcascade_frontalface_default.xml") + "}}\n" +
+                     "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: chunks}}\n"
+                     "  - {name: rec, type: record, inputs: {raw: cam.raw}, params: {path: '" +
+                     recording +
+                     "'}}\n"
+                     "  - {name: out, type: detections, inputs: {faces: faces.faces}, params: {path: '" +
+                     detections + "'}}\n",
+                 20);
   ASSERT_TRUE(graph);
   graph->run();
   auto sent = camera.sent();
@@ -779,7 +883,8 @@ TEST(Aravis, ChunkDataGivesEachFrameItsOwnMetadata) {
     std::lock_guard lock(k.mutex);
     for (size_t i = 0; i < k.metas.size(); ++i) {
       expectSent(k.metas[i], "frame " + std::to_string(i));
-      EXPECT_EQ(sent.at(k.metas[i].cameraFrameId).index, stampOf(bytesOf(k.planes[i].at("raw")))) << "the metadata is this frame's";
+      EXPECT_EQ(sent.at(k.metas[i].cameraFrameId).index, stampOf(bytesOf(k.planes[i].at("raw"))))
+          << "the metadata is this frame's";
       exposures.insert(k.metas[i].exposureUs);
     }
   }
@@ -800,8 +905,10 @@ TEST(Aravis, ChunkDataGivesEachFrameItsOwnMetadata) {
   }
   EXPECT_EQ(written, 20u);
 
-  auto replay = buildGraph(registry(), "sources: [{name: cam, type: replay, params: {path: '" + recording + "', pace: fast}}]\n"
-                                       "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: chunks-replayed}}\n");
+  auto replay = buildGraph(
+      registry(), "sources: [{name: cam, type: replay, params: {path: '" + recording +
+                      "', pace: fast}}]\n"
+                      "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: chunks-replayed}}\n");
   ASSERT_TRUE(replay);
   replay->run();
   Kept& replayed = kept("chunks-replayed");
@@ -809,7 +916,8 @@ TEST(Aravis, ChunkDataGivesEachFrameItsOwnMetadata) {
   std::lock_guard lock(replayed.mutex);
   for (size_t i = 0; i < replayed.metas.size(); ++i) {
     expectSent(replayed.metas[i], "replayed frame " + std::to_string(i));
-    EXPECT_EQ(replayed.metas[i].angles, (std::vector<int>{90, 45, 135, 0})) << "the sensor's angle order is recorded too";
+    EXPECT_EQ(replayed.metas[i].angles, (std::vector<int>{90, 45, 135, 0}))
+        << "the sensor's angle order is recorded too";
   }
 }
 
@@ -820,17 +928,19 @@ TEST(Aravis, TheBayerPhaseComesFromThePixelFormat) {
   FakeCamera fake("127.0.0.1", "PPBAYER");
   std::string source = cameraSource("cam", "PPBAYER", ", mosaic: polar_rggb");
   source.replace(source.find("Mono8"), 5, "BayerBG8");
-  expectDemosaicNeeds(source, "mosaic: polar_rggb", "mosaic: polar_rggb, bayer: bggr",
-                      "the camera's 2x2 blocks are bggr (from its pixel format), but this stage reads them as rggb (set bayer: bggr)");
+  expectDemosaicNeeds(
+      source, "mosaic: polar_rggb", "mosaic: polar_rggb, bayer: bggr",
+      "the camera's 2x2 blocks are bggr (from its pixel format), but this stage reads them as rggb (set bayer: bggr)");
 }
 
 // The sensor's angle order (the source's `angles`, the IMX250's by default) goes into each frame;
 // a demosaic that reads another order stops with the setting to change, and with it set runs.
 TEST(Aravis, TheAngleOrderGoesWithTheFrames) {
   FakeCamera fake("127.0.0.1", "PPANGLES");
-  expectDemosaicNeeds(cameraSource("cam", "PPANGLES", ", mosaic: polar_mono, angles: [0, 45, 90, 135]"), "mosaic: polar_mono",
-                      "mosaic: polar_mono, angles: [0, 45, 90, 135]",
-                      "hold the polarizer angles [0, 45, 90, 135] (its source's angles), but this stage reads them as [90, 45, 135, 0] (set angles: [0, 45, 90, 135])");
+  expectDemosaicNeeds(cameraSource("cam", "PPANGLES", ", mosaic: polar_mono, angles: [0, 45, 90, 135]"),
+                      "mosaic: polar_mono", "mosaic: polar_mono, angles: [0, 45, 90, 135]",
+                      "hold the polarizer angles [0, 45, 90, 135] (its source's angles), but this stage reads them as "
+                      "[90, 45, 135, 0] (set angles: [0, 45, 90, 135])");
 }
 
 // validate touches no camera: with no camera on the network it passes, saying what only the camera
@@ -840,30 +950,42 @@ TEST(Aravis, ValidateChecksACameraConfigWithoutTheCamera) {
   test::TempDir dir;
   std::string config = dir / "camera.yaml";
   std::ofstream(config) << "sources:\n  - {name: cam, type: aravis, params: {camera: PPVALID}}\n"
-                           "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_mono, outputs: [s0]}}\n"
+                           "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: "
+                           "polar_mono, outputs: [s0]}}\n"
                            "sinks:\n  - {name: out, type: image_writer, inputs: {s0: polar.s0}, params: {dir: out}}\n";
   int status = 0;
   std::string text = runCli("validate " + config, status);
   EXPECT_EQ(status, 0) << text;
-  EXPECT_NE(text.find("sources.cam: not checked: the frame's size and pixel format come from the camera"), std::string::npos) << text;
+  EXPECT_NE(text.find("sources.cam: not checked: the frame's size and pixel format come from the camera"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("OK as far as it could be checked"), std::string::npos) << text;
 
-  text = runCli("validate " + config + " --set sources.cam.params.pixel_format=Mono8 --set 'sources.cam.params.region=[0, 0, 512, 480]'", status);
+  text = runCli("validate " + config +
+                    " --set sources.cam.params.pixel_format=Mono8 --set 'sources.cam.params.region=[0, 0, 512, 480]'",
+                status);
   EXPECT_EQ(status, 0) << text;
   EXPECT_NE(text.find(": OK"), std::string::npos) << text;
-  EXPECT_NE(text.find("s0 [u8x1 256x240]"), std::string::npos) << "the graph checked against the declared size: " << text;
+  EXPECT_NE(text.find("s0 [u8x1 256x240]"), std::string::npos)
+      << "the graph checked against the declared size: " << text;
 
   // FLIR's names for the same raw sensor (Spinnaker): Polarized12p arrives packed, 1.5 bytes a pixel.
-  text = runCli("validate " + config + " --set sources.cam.params.pixel_format=Polarized12p --set 'sources.cam.params.region=[0, 0, 512, 480]'" +
-                    " --set stages.polar.params.pixel_format=mono12p",
-                status);
+  text = runCli(
+      "validate " + config +
+          " --set sources.cam.params.pixel_format=Polarized12p --set 'sources.cam.params.region=[0, 0, 512, 480]'" +
+          " --set stages.polar.params.pixel_format=mono12p",
+      status);
   EXPECT_EQ(status, 0) << text;
   EXPECT_NE(text.find("raw [u8x1 768x480]"), std::string::npos) << "the packed bytes as they come: " << text;
   EXPECT_NE(text.find("s0 [u16x1 256x240]"), std::string::npos) << text;
 
-  text = runCli("validate " + config + " --set sources.cam.params.pixel_format=PolarizedDolp_Mono8 --set 'sources.cam.params.region=[0, 0, 512, 480]'", status);
+  text = runCli("validate " + config +
+                    " --set sources.cam.params.pixel_format=PolarizedDolp_Mono8 --set 'sources.cam.params.region=[0, "
+                    "0, 512, 480]'",
+                status);
   EXPECT_EQ(WEXITSTATUS(status), 2) << text;
-  EXPECT_NE(text.find("processed in the camera"), std::string::npos) << "a processed format is never taken as a mosaic: " << text;
+  EXPECT_NE(text.find("processed in the camera"), std::string::npos)
+      << "a processed format is never taken as a mosaic: " << text;
 
   FakeCamera fake("127.0.0.1", "PPVALID");
   text = runCli("validate " + config + " --camera --set sources.cam.params.pixel_format=Mono12p", status);
@@ -871,8 +993,12 @@ TEST(Aravis, ValidateChecksACameraConfigWithoutTheCamera) {
   EXPECT_NE(text.find("does not offer PixelFormat 'Mono12p'"), std::string::npos) << text;
   text = runCli("validate " + config + " --camera --set sources.cam.params.chunk_data=on", status);
   EXPECT_EQ(WEXITSTATUS(status), 2) << text;
-  EXPECT_NE(text.find("has no chunk data (no ChunkModeActive feature): set chunk_data: keep"), std::string::npos) << text;
-  text = runCli("validate " + config + " --camera --set sources.cam.params.pixel_format=Mono8 --set 'sources.cam.params.region=[0, 0, 512, 480]'", status);
+  EXPECT_NE(text.find("has no chunk data (no ChunkModeActive feature): set chunk_data: keep"), std::string::npos)
+      << text;
+  text = runCli(
+      "validate " + config +
+          " --camera --set sources.cam.params.pixel_format=Mono8 --set 'sources.cam.params.region=[0, 0, 512, 480]'",
+      status);
   EXPECT_EQ(status, 0) << text;
   EXPECT_NE(text.find(": OK"), std::string::npos) << text;
 }
@@ -882,19 +1008,26 @@ TEST(Aravis, ValidateChecksACameraConfigWithoutTheCamera) {
 TEST(Aravis, RunWaitsForACameraThatIsNotThereYet) {
   test::TempDir dir;
   std::string config = dir / "camera.yaml";
-  std::ofstream(config) << "sources:\n" << cameraSource("cam", "PPLATE") << "sinks:\n  - {name: out, type: image_writer, inputs: {raw: cam.raw}, params: {dir: frames}}\n";
+  std::ofstream(config)
+      << "sources:\n"
+      << cameraSource("cam", "PPLATE")
+      << "sinks:\n  - {name: out, type: image_writer, inputs: {raw: cam.raw}, params: {dir: frames}}\n";
   Child run = spawn({(test::binaryDir() / "bin/polarpipe").string(), "run", config, "--frames", "10"}, dir);
   std::this_thread::sleep_for(std::chrono::seconds(5));
   ASSERT_EQ(waitpid(run.pid, nullptr, WNOHANG), 0) << "run gave up before the camera came: " << slurp(run.err);
   FakeCamera fake("127.0.0.1", "PPLATE");
   EXPECT_EQ(waitFor(run, std::chrono::seconds(60)), 0) << slurp(run.err);
-  EXPECT_NE(slurp(run.err).find("no camera 'PPLATE'"), std::string::npos) << "it said what it waited for: " << slurp(run.err);
+  EXPECT_NE(slurp(run.err).find("no camera 'PPLATE'"), std::string::npos)
+      << "it said what it waited for: " << slurp(run.err);
   EXPECT_NE(slurp(run.err).find("waiting for it"), std::string::npos) << slurp(run.err);
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path() / "frames"), std::filesystem::directory_iterator{}), 10);
+  EXPECT_EQ(
+      std::distance(std::filesystem::directory_iterator(dir.path() / "frames"), std::filesystem::directory_iterator{}),
+      10);
 
   // startup_wait_s: 0 fails at once.
   int status = 0;
-  std::string text = runCli("run " + config + " --set sources.cam.params.camera=PPNEVER --set sources.cam.params.startup_wait_s=0", status);
+  std::string text = runCli(
+      "run " + config + " --set sources.cam.params.camera=PPNEVER --set sources.cam.params.startup_wait_s=0", status);
   EXPECT_EQ(WEXITSTATUS(status), 2) << text;
   EXPECT_NE(text.find("no camera 'PPNEVER'"), std::string::npos) << text;
 }
@@ -905,9 +1038,10 @@ TEST(Aravis, ShippedCameraConfigsRunWithTheFakeCamera) {
   test::TempDir dir;
   int status = 0;
   std::string text = runCli("run " + (test::sourceDir() / "config/camera.yaml").string() +
-                                " --frames 20 --backend cpu --set sources.cam.params.camera=PPCONF --set sources.cam.params.pixel_format=BayerRG8"
-                                " --set sinks.preview.params.rtsp_port=0 --set sinks.raw.params.path=" + dir / "camera.mkv" +
-                                " --set sinks.boxes.params.path=" + dir / "faces.jsonl",
+                                " --frames 20 --backend cpu --set sources.cam.params.camera=PPCONF --set "
+                                "sources.cam.params.pixel_format=BayerRG8"
+                                " --set sinks.preview.params.rtsp_port=0 --set sinks.raw.params.path=" +
+                                dir / "camera.mkv" + " --set sinks.boxes.params.path=" + dir / "faces.jsonl",
                             status);
   EXPECT_EQ(status, 0) << text;
   EXPECT_NE(text.find("frames 20 in"), std::string::npos) << text;
@@ -921,19 +1055,23 @@ TEST(Aravis, TheStereoCamerasConfigRunsTheWholeGraph) {
   FakeCamera left("127.0.0.1", "PPSTEREO");
   arv_enable_interface("Fake");
   test::TempDir dir;
-  std::ofstream(dir / "calib.yaml") << "M1: [1000, 0, 128, 0, 1000, 120, 0, 0, 1]\nD1: [0, 0, 0, 0, 0]\nM2: [1000, 0, 128, 0, 1000, 120, 0, 0, 1]\n"
-                                       "D2: [0, 0, 0, 0, 0]\nR: [1, 0, 0, 0, 1, 0, 0, 0, 1]\nT: [-0.1, 0, 0]\nR1: [1, 0, 0, 0, 1, 0, 0, 0, 1]\n"
-                                       "R2: [1, 0, 0, 0, 1, 0, 0, 0, 1]\nP1: [1000, 0, 128, 0, 0, 1000, 120, 0, 0, 0, 1, 0]\n"
-                                       "P2: [1000, 0, 128, -100, 0, 1000, 120, 0, 0, 0, 1, 0]\nQ: [1, 0, 0, -128, 0, 1, 0, -120, 0, 0, 0, 1000, 0, 0, 10, 0]\n";
+  std::ofstream(dir / "calib.yaml")
+      << "M1: [1000, 0, 128, 0, 1000, 120, 0, 0, 1]\nD1: [0, 0, 0, 0, 0]\nM2: [1000, 0, 128, 0, 1000, 120, 0, 0, 1]\n"
+         "D2: [0, 0, 0, 0, 0]\nR: [1, 0, 0, 0, 1, 0, 0, 0, 1]\nT: [-0.1, 0, 0]\nR1: [1, 0, 0, 0, 1, 0, 0, 0, 1]\n"
+         "R2: [1, 0, 0, 0, 1, 0, 0, 0, 1]\nP1: [1000, 0, 128, 0, 0, 1000, 120, 0, 0, 0, 1, 0]\n"
+         "P2: [1000, 0, 128, -100, 0, 1000, 120, 0, 0, 0, 1, 0]\nQ: [1, 0, 0, -128, 0, 1, 0, -120, 0, 0, 0, 1000, 0, "
+         "0, 10, 0]\n";
   std::string calib = dir / "calib.yaml";
   // In process: the second camera is Aravis' in-process "Fake" interface.
   Diagnostics d("stereo-cameras.yaml");
-  PipelineSpec spec = loadPipeline((test::sourceDir() / "config/stereo-cameras.yaml").string(),
-                                   {"sources.left.params.camera=PPSTEREO", "sources.right.params.camera=Fake_1", "sources.left.params.pixel_format=Mono8",
-                                    "sources.right.params.pixel_format=Mono8", "stages.rectified.params.calibration=" + calib,
-                                    "stages.sgm.params.calibration=" + calib, "sinks.preview.params.rtsp_port=0", "sinks.raw.params.path=" + dir / "stereo.mkv",
-                                    "sinks.boxes.params.path=" + dir / "faces.jsonl"},
-                                   d);
+  PipelineSpec spec =
+      loadPipeline((test::sourceDir() / "config/stereo-cameras.yaml").string(),
+                   {"sources.left.params.camera=PPSTEREO", "sources.right.params.camera=Fake_1",
+                    "sources.left.params.pixel_format=Mono8", "sources.right.params.pixel_format=Mono8",
+                    "stages.rectified.params.calibration=" + calib, "stages.sgm.params.calibration=" + calib,
+                    "sinks.preview.params.rtsp_port=0", "sinks.raw.params.path=" + dir / "stereo.mkv",
+                    "sinks.boxes.params.path=" + dir / "faces.jsonl"},
+                   d);
   auto graph = d.empty() ? Graph::build(spec, registry(), d, {"cpu", 4, false}) : nullptr;
   ASSERT_TRUE(graph) << d.text();
   graph->run();

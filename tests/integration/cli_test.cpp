@@ -17,7 +17,6 @@
 namespace pp {
 namespace {
 
-
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
@@ -31,15 +30,17 @@ std::string writeConfig(const test::TempDir& dir, double fps) {
   writeImage(dir / "a.png", test::randomImage({Depth::u8, 1}, 64, 48));
   writeImage(dir / "b.png", test::randomImage({Depth::u8, 1}, 64, 48));
   std::string path = dir / "p.yaml";
-  std::ofstream(path) << "sources:\n  - {name: cam, type: images, params: {path: '*.png', loop: true, fps: " << fps
-                      << "}}\nstages:\n  - {name: view, type: compose, inputs: {a: cam.image}, params: {colormaps: [turbo]}}\n"
-                      << "sinks:\n  - {name: out, type: image_writer, inputs: {v: view.image}, params: {dir: frames}}\n";
+  std::ofstream(path)
+      << "sources:\n  - {name: cam, type: images, params: {path: '*.png', loop: true, fps: " << fps
+      << "}}\nstages:\n  - {name: view, type: compose, inputs: {a: cam.image}, params: {colormaps: [turbo]}}\n"
+      << "sinks:\n  - {name: out, type: image_writer, inputs: {v: view.image}, params: {dir: frames}}\n";
   return path;
 }
 
 size_t filesIn(const std::filesystem::path& dir) {
   if (!std::filesystem::exists(dir)) return 0;
-  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator{}));
+  return static_cast<size_t>(
+      std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator{}));
 }
 
 TEST(Cli, SigintStopsTheSourcesDrainsAndFlushes) {
@@ -47,7 +48,8 @@ TEST(Cli, SigintStopsTheSourcesDrainsAndFlushes) {
   std::string config = writeConfig(dir, 50);
   Child c = spawn({binary(), "run", config}, dir);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (filesIn(dir.path() / "frames") < 5 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (filesIn(dir.path() / "frames") < 5 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_GE(filesIn(dir.path() / "frames"), 5u) << slurp(c.err);
   kill(c.pid, SIGINT);
   int code = waitFor(c, std::chrono::seconds(10));
@@ -56,7 +58,9 @@ TEST(Cli, SigintStopsTheSourcesDrainsAndFlushes) {
   EXPECT_NE(err.find("stopping"), std::string::npos) << err;
   EXPECT_NE(err.find("latency mean"), std::string::npos) << "the metrics table is printed at exit:\n" << err;
   size_t files = filesIn(dir.path() / "frames");
-  EXPECT_NE(out.find("(" + std::to_string(files) + " frames)"), std::string::npos) << "every frame that finished was written: " << files << "\n" << out;
+  EXPECT_NE(out.find("(" + std::to_string(files) + " frames)"), std::string::npos)
+      << "every frame that finished was written: " << files << "\n"
+      << out;
 }
 
 TEST(Cli, RunsAFixedNumberOfFramesAndSaysWhereTheOutputWent) {
@@ -67,7 +71,8 @@ TEST(Cli, RunsAFixedNumberOfFramesAndSaysWhereTheOutputWent) {
   EXPECT_EQ(filesIn(dir.path() / "frames"), 6u);
   EXPECT_NE(slurp(c.out).find("output out: " + (dir.path() / "frames").string()), std::string::npos) << slurp(c.out);
   if (!gpuAvailable()) {  // in words a user understands, not the CUDA runtime's
-    EXPECT_NE(slurp(c.err).find(POLARPIPE_HAS_CUDA ? "no NVIDIA GPU found, using the CPU backends" : "no CUDA in this build, using the CPU backends"),
+    EXPECT_NE(slurp(c.err).find(POLARPIPE_HAS_CUDA ? "no NVIDIA GPU found, using the CPU backends"
+                                                   : "no CUDA in this build, using the CPU backends"),
               std::string::npos)
         << slurp(c.err);
   }
@@ -80,7 +85,9 @@ TEST(Cli, ValidateReportsEveryErrorWithItsLineAndExitsNonZero) {
   Child c = spawn({binary(), "validate", path}, dir);
   EXPECT_EQ(waitFor(c, std::chrono::seconds(10)), 2);
   std::string err = slurp(c.err);
-  EXPECT_NE(err.find(path + ":2:21: pipeline.frames_in_flight: expected an integer in [1, 16], got '0'"), std::string::npos) << err;
+  EXPECT_NE(err.find(path + ":2:21: pipeline.frames_in_flight: expected an integer in [1, 16], got '0'"),
+            std::string::npos)
+      << err;
   EXPECT_NE(err.find(path + ":4:23: sources.cam.type: unknown source type 'imgs'"), std::string::npos) << err;
   EXPECT_NE(err.find("2 errors"), std::string::npos) << err;
 }
@@ -93,10 +100,12 @@ TEST(Cli, HelpAndVersionTellTheTruth) {
   Child h = spawn({binary(), "run", "--help"}, dir);
   EXPECT_EQ(waitFor(h, std::chrono::seconds(10)), 0);
   std::string help = slurp(h.out);
-  for (const char* option : {"--frames", "--backend", "--set", "CONFIG"}) EXPECT_NE(help.find(option), std::string::npos) << option << "\n" << help;
+  for (const char* option : {"--frames", "--backend", "--set", "CONFIG"})
+    EXPECT_NE(help.find(option), std::string::npos) << option << "\n" << help;
   Child top = spawn({binary(), "--help"}, dir);
   EXPECT_EQ(waitFor(top, std::chrono::seconds(10)), 0);
-  EXPECT_NE(slurp(top.out).find("polarpipe run config/demo.yaml"), std::string::npos) << "an example to start from:\n" << slurp(top.out);
+  EXPECT_NE(slurp(top.out).find("polarpipe run config/demo.yaml"), std::string::npos) << "an example to start from:\n"
+                                                                                      << slurp(top.out);
 #if !POLARPIPE_HAS_CUDA
   EXPECT_NE(slurp(top.out).find("this build has no CUDA"), std::string::npos) << slurp(top.out);
 #endif
@@ -110,7 +119,8 @@ TEST(Cli, TypesListsTheNamesFirstAndShowsOneByName) {
   std::string text = slurp(all.out);
   std::string first = text.substr(0, text.find('\n'));
   EXPECT_EQ(first.rfind("sources: ", 0), 0u) << text.substr(0, 400);
-  for (const char* name : {" images", " replay", " stereo_synth"}) EXPECT_NE(first.find(name), std::string::npos) << name << " in: " << first;
+  for (const char* name : {" images", " replay", " stereo_synth"})
+    EXPECT_NE(first.find(name), std::string::npos) << name << " in: " << first;
   Child one = spawn({binary(), "types", "dof"}, dir);
   EXPECT_EQ(waitFor(one, std::chrono::seconds(10)), 0);
   EXPECT_NE(slurp(one.out).find("dof - depth of field"), std::string::npos) << slurp(one.out);
@@ -132,7 +142,9 @@ TEST(Bench, ListsCasesAndRunsTheCpuOnesWithoutAGpu) {
   Child list = spawn({bench, "--list"}, dir);
   ASSERT_EQ(waitFor(list, std::chrono::seconds(10)), 0);
   EXPECT_NE(slurp(list.out).find("demosaic/rggb8-angles [gpu]"), std::string::npos) << slurp(list.out);
-  Child run = spawn({bench, "--case", "demosaic/mono8-angles.*", "--size", "64x48", "--iterations", "5", "--json", dir / "b.json"}, dir);
+  Child run = spawn(
+      {bench, "--case", "demosaic/mono8-angles.*", "--size", "64x48", "--iterations", "5", "--json", dir / "b.json"},
+      dir);
   ASSERT_EQ(waitFor(run, std::chrono::seconds(60)), 0) << slurp(run.err);
   std::string out = slurp(run.out);
   EXPECT_NE(out.find("demosaic/mono8-angles/cpu"), std::string::npos) << out;
@@ -154,19 +166,24 @@ TEST(Cli, ASecondSignalExitsAtOnce) {
   test::TempDir dir;
   // A slow graph (CPU demosaic of 1024x1024 raw frames, PNG files) so that draining takes a while.
   std::string config = dir / "slow.yaml";
-  std::ofstream(config) << "pipeline: {backend: cpu}\nsources:\n  - {name: cam, type: polar_synth, params: {picture: '" << test::picture("baboon.jpg")
-                        << "', frames: 0, variants: 2}}\nstages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {outputs: [angles, s0, aolp_visual]}}\n"
-                        << "sinks:\n  - {name: out, type: image_writer, inputs: {a: polar.angle_0, b: polar.angle_45, v: polar.aolp_visual}, params: {dir: frames}}\n";
+  std::ofstream(config) << "pipeline: {backend: cpu}\nsources:\n  - {name: cam, type: polar_synth, params: {picture: '"
+                        << test::picture("baboon.jpg")
+                        << "', frames: 0, variants: 2}}\nstages:\n  - {name: polar, type: demosaic, inputs: {raw: "
+                           "cam.raw}, params: {outputs: [angles, s0, aolp_visual]}}\n"
+                        << "sinks:\n  - {name: out, type: image_writer, inputs: {a: polar.angle_0, b: polar.angle_45, "
+                           "v: polar.aolp_visual}, params: {dir: frames}}\n";
   Child c = spawn({binary(), "run", config}, dir);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (filesIn(dir.path() / "frames") < 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (filesIn(dir.path() / "frames") < 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_GE(filesIn(dir.path() / "frames"), 1u) << slurp(c.err);
   kill(c.pid, SIGINT);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   kill(c.pid, SIGINT);
   auto sent = std::chrono::steady_clock::now();
   EXPECT_EQ(waitFor(c, std::chrono::seconds(10)), 130) << slurp(c.err);
-  EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(500)) << "the second signal does not wait for the drain";
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(500))
+      << "the second signal does not wait for the drain";
 }
 
 }  // namespace
@@ -182,13 +199,16 @@ TEST(Cli, DofOnFilesAndItsErrors) {
     for (int x = 0; x < 512; ++x) depth.view<float>().at(x, y) = x < 256 ? 0.3f : 1.0f;
   writeImage(dir / "depth.pfm", depth);
   std::string picture = test::picture("fruits.jpg");
-  Child ok = spawn({binary(), "dof", picture, dir / "depth.pfm", "--focus-pixel", "100,100", "--out", dir / "out.png"}, dir);
+  Child ok =
+      spawn({binary(), "dof", picture, dir / "depth.pfm", "--focus-pixel", "100,100", "--out", dir / "out.png"}, dir);
   ASSERT_EQ(waitFor(ok, std::chrono::seconds(60)), 0) << slurp(ok.err);
   Image out = readImage(dir / "out.png"), in = readImage(picture);
   EXPECT_EQ(in.view<uint8_t>().at(100, 100, 1), out.view<uint8_t>().at(100, 100, 1)) << "the focused half is unchanged";
-  Child outside = spawn({binary(), "dof", picture, dir / "depth.pfm", "--focus-pixel", "600,10", "--out", dir / "x.png"}, dir);
+  Child outside =
+      spawn({binary(), "dof", picture, dir / "depth.pfm", "--focus-pixel", "600,10", "--out", dir / "x.png"}, dir);
   EXPECT_EQ(waitFor(outside, std::chrono::seconds(10)), 2);
-  EXPECT_NE(slurp(outside.err).find("--focus-pixel 600,10 is outside the 512x480 image"), std::string::npos) << slurp(outside.err);
+  EXPECT_NE(slurp(outside.err).find("--focus-pixel 600,10 is outside the 512x480 image"), std::string::npos)
+      << slurp(outside.err);
   Child neither = spawn({binary(), "dof", picture, dir / "depth.pfm", "--out", dir / "x.png"}, dir);
   EXPECT_EQ(waitFor(neither, std::chrono::seconds(10)), 2);
 }
@@ -205,8 +225,9 @@ TEST(Cli, DofMemoryIsBoundedWhateverTheDepthMapHolds) {
     for (int x = 0; x < 512; ++x) depth.view<float>().at(x, y) = near(random);
   writeImage(dir / "depth.pfm", depth);
   writeImage(dir / "image.png", test::randomImage({Depth::u8, 3}, 512, 480));
-  Child c = spawn({binary(), "dof", dir / "image.png", dir / "depth.pfm", "--focus-depth", "10", "--backend", "cpu", "--out", dir / "out.png"}, dir,
-                  rlim_t{1} << 30);
+  Child c = spawn({binary(), "dof", dir / "image.png", dir / "depth.pfm", "--focus-depth", "10", "--backend", "cpu",
+                   "--out", dir / "out.png"},
+                  dir, rlim_t{1} << 30);
   EXPECT_EQ(waitFor(c, std::chrono::seconds(120)), 0) << slurp(c.err);
 }
 
@@ -220,15 +241,23 @@ TEST(Cli, NotANumberIsRefusedByEveryFloatingPointOption) {
   std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
       {"--scale", {binary(), "faces", dir / "image.png", "--cascade", cascade, "--backend", "cpu", "--scale", "nan"}},
       {"--scale", {binary(), "faces", dir / "image.png", "--cascade", cascade, "--backend", "cpu", "--scale", "inf"}},
-      {"--focus-depth", {binary(), "dof", dir / "image.png", dir / "depth.pfm", "--focus-depth", "nan", "--out", dir / "o.png"}},
-      {"--k", {binary(), "dof", dir / "image.png", dir / "depth.pfm", "--focus-depth", "1", "--k", "nan", "--out", dir / "o.png"}},
-      {"--k", {binary(), "dof", dir / "image.png", dir / "depth.pfm", "--focus-depth", "1", "--k", "-inf", "--out", dir / "o.png"}},
-      {"--baseline-focal", {binary(), "dof", dir / "image.png", dir / "depth.pfm", "--focus-depth", "1", "--baseline-focal", "inf", "--out", dir / "o.png"}},
+      {"--focus-depth",
+       {binary(), "dof", dir / "image.png", dir / "depth.pfm", "--focus-depth", "nan", "--out", dir / "o.png"}},
+      {"--k",
+       {binary(), "dof", dir / "image.png", dir / "depth.pfm", "--focus-depth", "1", "--k", "nan", "--out",
+        dir / "o.png"}},
+      {"--k",
+       {binary(), "dof", dir / "image.png", dir / "depth.pfm", "--focus-depth", "1", "--k", "-inf", "--out",
+        dir / "o.png"}},
+      {"--baseline-focal",
+       {binary(), "dof", dir / "image.png", dir / "depth.pfm", "--focus-depth", "1", "--baseline-focal", "inf", "--out",
+        dir / "o.png"}},
       {"--frames", {binary(), "run", test::sourceDir() / "config/demo.yaml", "--frames", "-1"}},
   };
   for (const auto& [option, args] : cases) {
     Child c = spawn(args, dir);
-    EXPECT_EQ(waitFor(c, std::chrono::seconds(10)), 2) << args.back() << " for " << option << " ran or hung:\n" << slurp(c.err);
+    EXPECT_EQ(waitFor(c, std::chrono::seconds(10)), 2) << args.back() << " for " << option << " ran or hung:\n"
+                                                       << slurp(c.err);
     EXPECT_NE(slurp(c.err).find(option), std::string::npos) << slurp(c.err);
   }
 }
@@ -238,9 +267,10 @@ TEST(Cli, NotANumberIsRefusedByEveryFloatingPointOption) {
 TEST(Cli, StereoOnFilesAndItsErrors) {
   test::TempDir dir;
   std::string data = (test::sourceDir() / "tests/data/stereo/").string();
-  std::string left = data + "chessboard/left/01.jpg", right = data + "chessboard/right/01.jpg", calib = data + "chessboard-calibration.yml";
-  Child ok = spawn({binary(), "stereo", left, right, "--calib", calib, "--disparities", "64", "--no-fill", "--backend", "cpu", "--out", dir / "d.pfm",
-                    "--out-png", dir / "d.png"},
+  std::string left = data + "chessboard/left/01.jpg", right = data + "chessboard/right/01.jpg",
+              calib = data + "chessboard-calibration.yml";
+  Child ok = spawn({binary(), "stereo", left, right, "--calib", calib, "--disparities", "64", "--no-fill", "--backend",
+                    "cpu", "--out", dir / "d.pfm", "--out-png", dir / "d.png"},
                    dir);
   ASSERT_EQ(waitFor(ok, std::chrono::seconds(60)), 0) << slurp(ok.err);
   Image pfm = readImage(dir / "d.pfm"), png = readImage(dir / "d.png");
@@ -280,7 +310,8 @@ TEST(Cli, FacesOnFilesAndItsErrors) {
   int faces = 0;
   while (std::getline(lines, line)) {
     ++faces;
-    for (const char* key : {"\"x\":", "\"y\":", "\"w\":", "\"h\":", "\"neighbors\":"}) EXPECT_NE(line.find(key), std::string::npos) << line;
+    for (const char* key : {"\"x\":", "\"y\":", "\"w\":", "\"h\":", "\"neighbors\":"})
+      EXPECT_NE(line.find(key), std::string::npos) << line;
   }
   EXPECT_GE(faces, 1);
 

@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "pipeline/graph.hpp"
-#include "pipeline/image_io.hpp"
 #include "pipeline/gst/gst_support.hpp"
+#include "pipeline/image_io.hpp"
 #include "stages/register.hpp"
 #include "tests/graph_support.hpp"
 #include "tests/process_support.hpp"
@@ -44,9 +44,12 @@ class StampedSource : public Source {
     return s;
   }
   StampedSource(const Params& p, ParamContext&) : p_(p) {}
-  std::vector<std::string> ports() const { return p_.planes == 1 ? std::vector<std::string>{"raw"} : std::vector<std::string>{"left", "right"}; }
+  std::vector<std::string> ports() const {
+    return p_.planes == 1 ? std::vector<std::string>{"raw"} : std::vector<std::string>{"left", "right"};
+  }
   void setup(PortSetup& ports) override {
-    for (const auto& port : this->ports()) ports.output(port, PortSpec::image({p_.bits == 8 ? Depth::u8 : Depth::u16, 1}, p_.width, p_.height));
+    for (const auto& port : this->ports())
+      ports.output(port, PortSpec::image({p_.bits == 8 ? Depth::u8 : Depth::u16, 1}, p_.width, p_.height));
   }
   bool live() const override { return p_.live; }
   bool read(SourceFrame& frame, const std::function<bool()>& stopping) override {
@@ -82,7 +85,11 @@ class MovingSource : public Source {
  public:
   using Params = MovingParams;
   static const ParamSchema<Params>& schema() {
-    static const auto s = ParamSchema<Params>().add("width", &Params::width, "w", intIn(2, 4096)).add("height", &Params::height, "h", intIn(2, 4096)).add("fps", &Params::fps, "fps", intIn(1, 1000)).add("noise", &Params::noise, "grain");
+    static const auto s = ParamSchema<Params>()
+                              .add("width", &Params::width, "w", intIn(2, 4096))
+                              .add("height", &Params::height, "h", intIn(2, 4096))
+                              .add("fps", &Params::fps, "fps", intIn(1, 1000))
+                              .add("noise", &Params::noise, "grain");
     return s;
   }
   MovingSource(const Params& p, ParamContext&) : p_(p) {}
@@ -95,7 +102,8 @@ class MovingSource : public Source {
     int bar = (n_++ * 8) % p_.width;
     for (int y = 0; y < v.height; ++y)
       for (int x = 0; x < v.width; ++x)
-        for (int c = 0; c < 3; ++c) v.at(x, y, c) = static_cast<uint8_t>((std::abs(x - bar) < 16 ? 200 : 20) + (p_.noise ? grain_() % 48 : 0));
+        for (int c = 0; c < 3; ++c)
+          v.at(x, y, c) = static_cast<uint8_t>((std::abs(x - bar) < 16 ? 200 : 20) + (p_.noise ? grain_() % 48 : 0));
     return true;
   }
 
@@ -119,16 +127,22 @@ Registry& registry() {
 
 std::string recordYaml(const std::string& path, int frames, int bits, int planes) {
   std::string inputs = planes == 1 ? "{raw: cam.raw}" : "{left: cam.left, right: cam.right}";
-  return "sources: [{name: cam, type: stamped, params: {frames: " + std::to_string(frames) + ", bits: " + std::to_string(bits) + ", planes: " +
-         std::to_string(planes) + ", width: 70, height: 50}}]\n"
-         "sinks:\n  - {name: rec, type: record, inputs: " + inputs + ", params: {path: '" + path + "'}}\n"
-         "  - {name: keep, type: keep, inputs: " + inputs + ", params: {key: original}}\n";
+  return "sources: [{name: cam, type: stamped, params: {frames: " + std::to_string(frames) +
+         ", bits: " + std::to_string(bits) + ", planes: " + std::to_string(planes) +
+         ", width: 70, height: 50}}]\n"
+         "sinks:\n  - {name: rec, type: record, inputs: " +
+         inputs + ", params: {path: '" + path +
+         "'}}\n"
+         "  - {name: keep, type: keep, inputs: " +
+         inputs + ", params: {key: original}}\n";
 }
 
 std::string replayYaml(const std::string& path, const std::string& key, const std::string& extra = "", int planes = 1) {
   std::string inputs = planes == 1 ? "{raw: cam.raw}" : "{left: cam.left, right: cam.right}";
-  return "sources: [{name: cam, type: replay, params: {path: '" + path + "', pace: fast" + extra + "}}]\n"
-         "sinks: [{name: keep, type: keep, inputs: " + inputs + ", params: {key: " + key + "}}]\n";
+  return "sources: [{name: cam, type: replay, params: {path: '" + path + "', pace: fast" + extra +
+         "}}]\n"
+         "sinks: [{name: keep, type: keep, inputs: " +
+         inputs + ", params: {key: " + key + "}}]\n";
 }
 
 void expectSameFrames(Kept& a, Kept& b, size_t offset = 0) {
@@ -142,7 +156,8 @@ void expectSameFrames(Kept& a, Kept& b, size_t offset = 0) {
     EXPECT_EQ(x.bitDepth, y.bitDepth) << "frame " << i;
     EXPECT_EQ(x.incomplete, y.incomplete) << "frame " << i;
     ASSERT_EQ(a.planes[i + offset].size(), b.planes[i].size());
-    for (const auto& [port, image] : a.planes[i + offset]) EXPECT_TRUE(test::samePixels(image, b.planes[i].at(port))) << "frame " << i << " plane " << port;
+    for (const auto& [port, image] : a.planes[i + offset])
+      EXPECT_TRUE(test::samePixels(image, b.planes[i].at(port))) << "frame " << i << " plane " << port;
   }
 }
 
@@ -163,7 +178,8 @@ TEST_P(Recording, ReplayGivesTheSameFramesAndMetadataEveryTime) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(BitsAndPlanes, Recording, ::testing::Values(std::make_tuple(8, 1), std::make_tuple(16, 1), std::make_tuple(8, 2)));
+INSTANTIATE_TEST_SUITE_P(BitsAndPlanes, Recording,
+                         ::testing::Values(std::make_tuple(8, 1), std::make_tuple(16, 1), std::make_tuple(8, 2)));
 
 TEST(Replay, StartsAtAFrameAndLoops) {
   test::TempDir dir;
@@ -200,7 +216,8 @@ TEST(Replay, RecordedPaceKeepsTheTimeBetweenFrames) {
 }
 
 // Replays a damaged copy: the intact frames come through, then the run fails naming the frame.
-void expectDamage(const std::string& path, const std::string& key, size_t minFrames, size_t maxFrames, const std::string& why) {
+void expectDamage(const std::string& path, const std::string& key, size_t minFrames, size_t maxFrames,
+                  const std::string& why) {
   auto replay = buildGraph(registry(), replayYaml(path, key));
   ASSERT_TRUE(replay);
   try {
@@ -226,18 +243,22 @@ TEST(Replay, TruncatedAndCorruptFilesStopWithTheFrameNumber) {
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
   ASSERT_GT(bytes.size(), 20u * 70 * 50);
 
-  std::ofstream(dir / "truncated.mkv", std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2));
+  std::ofstream(dir / "truncated.mkv", std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2));
   expectDamage(dir / "truncated.mkv", "truncated", 8, 10, "truncated");
 
   std::string corrupt = bytes;
-  for (size_t i = corrupt.size() * 3 / 4; i < corrupt.size() * 3 / 4 + 40; ++i) corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5a);
-  std::ofstream(dir / "corrupt.mkv", std::ios::binary).write(corrupt.data(), static_cast<std::streamsize>(corrupt.size()));
+  for (size_t i = corrupt.size() * 3 / 4; i < corrupt.size() * 3 / 4 + 40; ++i)
+    corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5a);
+  std::ofstream(dir / "corrupt.mkv", std::ios::binary)
+      .write(corrupt.data(), static_cast<std::streamsize>(corrupt.size()));
   expectDamage(dir / "corrupt.mkv", "corrupt", 13, 16, "checksum");
 
   // Zeros over the Matroska structure in the middle: the demuxer stops there, with the rest of the
   // file unread. Damaged, not truncated.
   std::string zeroed = bytes;
-  std::fill(zeroed.begin() + static_cast<std::ptrdiff_t>(zeroed.size() / 2), zeroed.begin() + static_cast<std::ptrdiff_t>(zeroed.size() / 2 + 8192), '\0');
+  std::fill(zeroed.begin() + static_cast<std::ptrdiff_t>(zeroed.size() / 2),
+            zeroed.begin() + static_cast<std::ptrdiff_t>(zeroed.size() / 2 + 8192), '\0');
   std::ofstream(dir / "zeroed.mkv", std::ios::binary).write(zeroed.data(), static_cast<std::streamsize>(zeroed.size()));
   expectDamage(dir / "zeroed.mkv", "zeroed", 5, 12, "damaged");
 }
@@ -269,12 +290,15 @@ std::string h264Decoder() { return gst::hasElement("avdec_h264") ? "avdec_h264" 
 
 TEST(Video, Mp4DecodesToTheFramesThatWereSent) {
   test::TempDir dir;
-  auto graph = buildGraph(registry(), "sources: [{name: cam, type: moving, params: {width: 160, height: 120, fps: 200}}]\n"
-                     "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {mp4: '" + dir / "view.mp4" + "', queue_frames: 64}}]\n",
-                     40);
+  auto graph = buildGraph(registry(),
+                          "sources: [{name: cam, type: moving, params: {width: 160, height: 120, fps: 200}}]\n"
+                          "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {mp4: '" +
+                              dir / "view.mp4" + "', queue_frames: 64}}]\n",
+                          40);
   ASSERT_TRUE(graph);
   graph->run();
-  auto decode = gst::parsePipeline("filesrc location=" + dir / "view.mp4" + " ! qtdemux ! h264parse ! " + h264Decoder() + " ! appsink name=out sync=false");
+  auto decode = gst::parsePipeline("filesrc location=" + dir / "view.mp4" + " ! qtdemux ! h264parse ! " +
+                                   h264Decoder() + " ! appsink name=out sync=false");
   gst::Owned<GstElement> out(gst_bin_get_by_name(GST_BIN(decode.get()), "out"));
   gst_element_set_state(decode.get(), GST_STATE_PLAYING);
   int frames = 0;
@@ -292,7 +316,8 @@ TEST(Video, Mp4DecodesToTheFramesThatWereSent) {
 }
 
 int decodedFrames(const std::string& mp4) {
-  auto decode = gst::parsePipeline("filesrc location=" + mp4 + " ! qtdemux ! h264parse ! " + h264Decoder() + " ! appsink name=out sync=false");
+  auto decode = gst::parsePipeline("filesrc location=" + mp4 + " ! qtdemux ! h264parse ! " + h264Decoder() +
+                                   " ! appsink name=out sync=false");
   gst::Owned<GstElement> out(gst_bin_get_by_name(GST_BIN(decode.get()), "out"));
   gst_element_set_state(decode.get(), GST_STATE_PLAYING);
   int frames = 0;
@@ -305,19 +330,23 @@ int decodedFrames(const std::string& mp4) {
 // finalised (the MP4 decodes, the recording replays to its end record).
 TEST(Video, SigintFinalisesTheMp4AndTheRecording) {
   test::TempDir dir;
-  Child run = spawn({(test::binaryDir() / "bin/polarpipe").string(), "run", (test::sourceDir() / "config/preview-record.yaml").string(), "--backend", "cpu",
-                     "--set", "sinks.preview.params.rtsp_port=-1", "--set", "sinks.preview.params.mp4=" + dir / "part_%03d.mp4", "--set",
-                     "sinks.raw.params.path=" + dir / "raw.mkv"},
+  Child run = spawn({(test::binaryDir() / "bin/polarpipe").string(), "run",
+                     (test::sourceDir() / "config/preview-record.yaml").string(), "--backend", "cpu", "--set",
+                     "sinks.preview.params.rtsp_port=-1", "--set", "sinks.preview.params.mp4=" + dir / "part_%03d.mp4",
+                     "--set", "sinks.raw.params.path=" + dir / "raw.mkv"},
                     dir);
   // Running once the recording has frames (a sanitizer build takes seconds to start), then a while.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!(std::filesystem::exists(dir / "raw.mkv") && std::filesystem::file_size(dir / "raw.mkv") > 100000) && std::chrono::steady_clock::now() < deadline)
+  while (!(std::filesystem::exists(dir / "raw.mkv") && std::filesystem::file_size(dir / "raw.mkv") > 100000) &&
+         std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::this_thread::sleep_for(std::chrono::seconds(2));
   kill(run.pid, SIGINT);
   EXPECT_EQ(waitFor(run, std::chrono::seconds(60)), 0);
   EXPECT_GT(decodedFrames(dir / "part_000.mp4"), 0) << "the MP4 was finalised and decodes";
-  auto replay = buildGraph(registry(), "sources: [{name: cam, type: replay, params: {path: '" + dir / "raw.mkv" + "', pace: fast}}]\n"
+  auto replay = buildGraph(
+      registry(), "sources: [{name: cam, type: replay, params: {path: '" + dir / "raw.mkv" +
+                      "', pace: fast}}]\n"
                       "sinks: [{name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: interrupted}}]\n");
   ASSERT_TRUE(replay);
   EXPECT_NO_THROW(replay->run()) << "the recording ends with its end record";
@@ -328,7 +357,9 @@ TEST(Video, SigintFinalisesTheMp4AndTheRecording) {
 class Viewer {
  public:
   explicit Viewer(const std::string& url, const std::string& protocols = "tcp")
-      : pipeline_(gst::parsePipeline("rtspsrc location=" + url + " protocols=" + protocols + " latency=0 ! rtph264depay ! decodebin ! videoconvert ! video/x-raw,format=GRAY8 ! appsink name=out sync=false max-buffers=200")),
+      : pipeline_(gst::parsePipeline("rtspsrc location=" + url + " protocols=" + protocols +
+                                     " latency=0 ! rtph264depay ! decodebin ! videoconvert ! video/x-raw,format=GRAY8 "
+                                     "! appsink name=out sync=false max-buffers=200")),
         out_(gst_bin_get_by_name(GST_BIN(pipeline_.get()), "out")) {
     gst::keepOnlyErrorsOnBus(pipeline_.get());
     gst_element_set_state(pipeline_.get(), GST_STATE_PLAYING);
@@ -347,7 +378,8 @@ class Viewer {
       EXPECT_EQ(GST_VIDEO_INFO_HEIGHT(&info), height);
       GstVideoFrame frame;
       if (!gst_video_frame_map(&frame, &info, gst_sample_get_buffer(sample.get()), GST_MAP_READ)) break;
-      auto* data = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0)) + GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0) * (height / 2);
+      auto* data = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0)) +
+                   GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0) * (height / 2);
       rows.emplace_back(data, data + width);
       gst_video_frame_unmap(&frame);
     }
@@ -369,7 +401,8 @@ class Viewer {
 std::unique_ptr<Graph> rtspGraph(int keyframeInterval = 10) {
   return buildGraph(registry(),
                     "sources: [{name: cam, type: moving, params: {width: 320, height: 240, fps: 60}}]\n"
-                    "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_address: 127.0.0.1, keyframe_interval: " +
+                    "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_address: "
+                    "127.0.0.1, keyframe_interval: " +
                         std::to_string(keyframeInterval) + "}}]\n");
 }
 
@@ -461,13 +494,15 @@ class StalledViewer {
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(sock_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw std::runtime_error("stalled viewer: cannot connect");
+    if (connect(sock_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+      throw std::runtime_error("stalled viewer: cannot connect");
     request("OPTIONS " + url + " RTSP/1.0\r\nCSeq: 1\r\n\r\n");
     std::string sdp = request("DESCRIBE " + url + " RTSP/1.0\r\nCSeq: 2\r\nAccept: application/sdp\r\n\r\n");
     auto control = sdp.find("a=control:stream=");
     if (control == std::string::npos) throw std::runtime_error("stalled viewer: no stream in the SDP:\n" + sdp);
     std::string stream = url + "/" + sdp.substr(control + 10, sdp.find_first_of("\r\n", control) - control - 10);
-    std::string setup = request("SETUP " + stream + " RTSP/1.0\r\nCSeq: 3\r\nTransport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n\r\n");
+    std::string setup =
+        request("SETUP " + stream + " RTSP/1.0\r\nCSeq: 3\r\nTransport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n\r\n");
     auto session = setup.find("Session: ");
     if (session == std::string::npos) throw std::runtime_error("stalled viewer: no session:\n" + setup);
     std::string id = setup.substr(session + 9, setup.find_first_of(";\r", session) - session - 9);
@@ -514,9 +549,11 @@ uint64_t counter(Graph& graph, const std::string& name) {
 // gst-rtsp-server paces the stream to its fastest TCP viewer and, with the only TCP viewer stalled,
 // stopped it for everyone, UDP viewers included.)
 TEST(Video, AStalledViewerIsDroppedAndTheOthersKeepTheirPictures) {
-  auto graph = buildGraph(registry(), "sources: [{name: cam, type: moving, params: {width: 640, height: 480, fps: 60, noise: true}}]\n"
-                                      "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_address: 127.0.0.1, "
-                                      "bitrate_kbps: 8000, rtsp_stall_timeout_s: 10}}]\n");
+  auto graph = buildGraph(
+      registry(),
+      "sources: [{name: cam, type: moving, params: {width: 640, height: 480, fps: 60, noise: true}}]\n"
+      "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_address: 127.0.0.1, "
+      "bitrate_kbps: 8000, rtsp_stall_timeout_s: 10}}]\n");
   ASSERT_TRUE(graph);
   std::string url = rtspUrl(*graph);
   std::thread running([&] { graph->run(); });
@@ -530,7 +567,9 @@ TEST(Video, AStalledViewerIsDroppedAndTheOthersKeepTheirPictures) {
     auto last = std::chrono::steady_clock::now();
     for (int frame = 0; frame < 1200; ++frame) {
       if (healthy.frames(1, 640, 480).size() != 1u) {
-        ADD_FAILURE() << "the healthy viewer froze after " << frame << " frames beside a stalled one; " << healthy.why() << "\n" << graph->metrics().table();
+        ADD_FAILURE() << "the healthy viewer froze after " << frame << " frames beside a stalled one; " << healthy.why()
+                      << "\n"
+                      << graph->metrics().table();
         break;
       }
       auto now = std::chrono::steady_clock::now();
@@ -539,7 +578,8 @@ TEST(Video, AStalledViewerIsDroppedAndTheOthersKeepTheirPictures) {
     }
     EXPECT_LT(longest, std::chrono::milliseconds(2500)) << "the healthy viewer waited that long for a frame";
     EXPECT_EQ(counter(*graph, "rtsp_viewers_dropped"), 1u) << graph->metrics().table();
-    EXPECT_GT(counter(*graph, "rtsp_viewer_frames_dropped"), 0u) << "the stalled viewer's feed filled: " << graph->metrics().table();
+    EXPECT_GT(counter(*graph, "rtsp_viewer_frames_dropped"), 0u)
+        << "the stalled viewer's feed filled: " << graph->metrics().table();
     EXPECT_TRUE(stalled.closedByServer()) << "the server closed the stalled viewer's connection";
   }
   graph->stop();
@@ -551,9 +591,11 @@ TEST(Video, AStalledViewerIsDroppedAndTheOthersKeepTheirPictures) {
 TEST(Video, RtspAsksForAPasswordWhenCredentialsAreGiven) {
   test::TempDir dir;
   std::ofstream(dir / "users") << "# viewers\nalice:s3cret\n";
-  auto graph = buildGraph(registry(), "sources: [{name: cam, type: moving, params: {width: 320, height: 240, fps: 60}}]\n"
-                                      "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_credentials: '" +
-                                          dir / "users" + "'}}]\n");
+  auto graph = buildGraph(
+      registry(),
+      "sources: [{name: cam, type: moving, params: {width: 320, height: 240, fps: 60}}]\n"
+      "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_credentials: '" +
+          dir / "users" + "'}}]\n");
   ASSERT_TRUE(graph);
   std::string url = rtspUrl(*graph);
   ASSERT_EQ(url.rfind("rtsp://127.0.0.1:", 0), 0u) << "the default address is loopback: " << url;
@@ -571,8 +613,11 @@ TEST(Video, RtspAsksForAPasswordWhenCredentialsAreGiven) {
 
   std::ofstream(dir / "broken") << "alice\n";
   Diagnostics d("test.yaml");
-  EXPECT_FALSE(buildGraph(registry(), "sources: [{name: cam, type: moving}]\nsinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: 0, rtsp_credentials: '" +
-                                          dir / "broken" + "'}}]\n", d));
+  EXPECT_FALSE(buildGraph(registry(),
+                          "sources: [{name: cam, type: moving}]\nsinks: [{name: out, type: video, inputs: {image: "
+                          "cam.image}, params: {rtsp_port: 0, rtsp_credentials: '" +
+                              dir / "broken" + "'}}]\n",
+                          d));
   EXPECT_NE(d.text().find("broken line 1: expected user:password"), std::string::npos) << d.text();
 }
 
@@ -595,11 +640,14 @@ TEST(Validate, WritesNothing) {
     close(sock);
   }
   std::string config = dir / "p.yaml";
-  std::ofstream(config) << "sources:\n  - {name: cam, type: images, params: {path: a.png}}\n"
-                           "stages:\n  - {name: view, type: compose, inputs: {a: cam.image}, params: {colormaps: [turbo]}}\n"
-                           "sinks:\n  - {name: raw, type: record, inputs: {raw: cam.image}, params: {path: raw.mkv, overwrite: true}}\n"
-                           "  - {name: video, type: video, inputs: {image: view.image}, params: {rtsp_port: "
-                        << port << ", mp4: clips/view.mp4}}\n  - {name: files, type: image_writer, inputs: {v: view.image}, params: {dir: frames}}\n";
+  std::ofstream(config)
+      << "sources:\n  - {name: cam, type: images, params: {path: a.png}}\n"
+         "stages:\n  - {name: view, type: compose, inputs: {a: cam.image}, params: {colormaps: [turbo]}}\n"
+         "sinks:\n  - {name: raw, type: record, inputs: {raw: cam.image}, params: {path: raw.mkv, overwrite: true}}\n"
+         "  - {name: video, type: video, inputs: {image: view.image}, params: {rtsp_port: "
+      << port
+      << ", mp4: clips/view.mp4}}\n  - {name: files, type: image_writer, inputs: {v: view.image}, params: {dir: "
+         "frames}}\n";
   Child c = spawn({(test::binaryDir() / "bin/polarpipe").string(), "validate", config}, dir);
   EXPECT_EQ(waitFor(c, std::chrono::seconds(30)), 0);
   std::ifstream recording(dir / "raw.mkv");
@@ -620,9 +668,11 @@ TEST(Video, APortInUseIsAClearError) {
   getsockname(sock, reinterpret_cast<sockaddr*>(&addr), &length);
   int port = ntohs(addr.sin_port);
   Diagnostics d("test.yaml");
-  auto graph = buildGraph(registry(), "sources: [{name: cam, type: moving}]\n"
-                     "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: " + std::to_string(port) + ", rtsp_address: 127.0.0.1}}]\n",
-                     d);
+  auto graph = buildGraph(registry(),
+                          "sources: [{name: cam, type: moving}]\n"
+                          "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {rtsp_port: " +
+                              std::to_string(port) + ", rtsp_address: 127.0.0.1}}]\n",
+                          d);
   close(sock);
   EXPECT_FALSE(graph);
   EXPECT_NE(d.text().find("cannot serve RTSP on 127.0.0.1:" + std::to_string(port)), std::string::npos) << d.text();
@@ -631,8 +681,11 @@ TEST(Video, APortInUseIsAClearError) {
 TEST(Video, AnEncoderThatIsNotInstalledIsAClearError) {
   if (gst::hasElement("nvv4l2h264enc")) GTEST_SKIP() << "this machine has the Jetson encoder";
   Diagnostics d("test.yaml");
-  auto graph = buildGraph(registry(), "sources: [{name: cam, type: moving}]\n"
-                     "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {mp4: /tmp/never.mp4, encoder: nvv4l2h264enc}}]\n", d);
+  auto graph = buildGraph(registry(),
+                          "sources: [{name: cam, type: moving}]\n"
+                          "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {mp4: /tmp/never.mp4, "
+                          "encoder: nvv4l2h264enc}}]\n",
+                          d);
   EXPECT_FALSE(graph);
   EXPECT_NE(d.text().find("encoder 'nvv4l2h264enc' (nvv4l2h264enc) is not installed"), std::string::npos) << d.text();
 }

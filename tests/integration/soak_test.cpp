@@ -36,20 +36,24 @@ double deviceUsedMb() {
 TEST(Soak, TheDemoLoopsWithFlatMemoryAndEveryFrameAtTheSinks) {
   const uint64_t frames = gpuAvailable() ? 600 : 80;
   test::TempDir dir;
-  std::ofstream(dir / "calib.yaml") << "M1: [935, 0, 80, 0, 935, 69, 0, 0, 1]\nD1: [0, 0, 0, 0, 0]\nM2: [935, 0, 80, 0, 935, 69, 0, 0, 1]\n"
-                                       "D2: [0, 0, 0, 0, 0]\nR: [1, 0, 0, 0, 1, 0, 0, 0, 1]\nT: [-0.16, 0, 0]\nR1: [1, 0, 0, 0, 1, 0, 0, 0, 1]\n"
-                                       "R2: [1, 0, 0, 0, 1, 0, 0, 0, 1]\nP1: [935, 0, 80, 0, 0, 935, 69, 0, 0, 0, 1, 0]\n"
-                                       "P2: [935, 0, 80, -149.6, 0, 935, 69, 0, 0, 0, 1, 0]\nQ: [1, 0, 0, -80, 0, 1, 0, -69, 0, 0, 0, 935, 0, 0, 6.25, 0]\n";
+  std::ofstream(dir / "calib.yaml")
+      << "M1: [935, 0, 80, 0, 935, 69, 0, 0, 1]\nD1: [0, 0, 0, 0, 0]\nM2: [935, 0, 80, 0, 935, 69, 0, 0, 1]\n"
+         "D2: [0, 0, 0, 0, 0]\nR: [1, 0, 0, 0, 1, 0, 0, 0, 1]\nT: [-0.16, 0, 0]\nR1: [1, 0, 0, 0, 1, 0, 0, 0, 1]\n"
+         "R2: [1, 0, 0, 0, 1, 0, 0, 0, 1]\nP1: [935, 0, 80, 0, 0, 935, 69, 0, 0, 0, 1, 0]\n"
+         "P2: [935, 0, 80, -149.6, 0, 935, 69, 0, 0, 0, 1, 0]\nQ: [1, 0, 0, -80, 0, 1, 0, -69, 0, 0, 0, 935, 0, 0, "
+         "6.25, 0]\n";
   Registry registry;
   registerAllNodes(registry);
   Diagnostics d("demo.yaml");
   std::string calib = dir / "calib.yaml";
-  PipelineSpec spec = loadPipeline((test::sourceDir() / "config/demo.yaml").string(),
-                                   {"sources.cams.params.loop=true", "sources.cams.params.downscale=4", "sources.cams.params.frames=12",
-                                    "sources.cams.params.overlay_at=[60, 15]", "sources.cams.params.overlay_disparity=50", "sources.cams.params.overlay_step=[1, 0]",
-                                    "stages.rectified.params.calibration=" + calib, "stages.sgm.params.calibration=" + calib, "stages.sgm.params.disparities=64",
-                                    "sinks.video.params.mp4=" + dir / "soak.mp4", "sinks.boxes.params.path=" + dir / "faces.jsonl"},
-                                   d);
+  PipelineSpec spec =
+      loadPipeline((test::sourceDir() / "config/demo.yaml").string(),
+                   {"sources.cams.params.loop=true", "sources.cams.params.downscale=4", "sources.cams.params.frames=12",
+                    "sources.cams.params.overlay_at=[60, 15]", "sources.cams.params.overlay_disparity=50",
+                    "sources.cams.params.overlay_step=[1, 0]", "stages.rectified.params.calibration=" + calib,
+                    "stages.sgm.params.calibration=" + calib, "stages.sgm.params.disparities=64",
+                    "sinks.video.params.mp4=" + dir / "soak.mp4", "sinks.boxes.params.path=" + dir / "faces.jsonl"},
+                   d);
   auto graph = d.empty() ? Graph::build(spec, registry, d, {"", frames, false}) : nullptr;
   ASSERT_TRUE(graph) << d.text();
   std::thread runner([&] { graph->run(); });
@@ -70,7 +74,8 @@ TEST(Soak, TheDemoLoopsWithFlatMemoryAndEveryFrameAtTheSinks) {
   RecordProperty("host_mb_at_warm", std::to_string(hostAtWarm));
   RecordProperty("host_mb_peak", std::to_string(hostPeak));
   EXPECT_LT(hostPeak - hostAtWarm, 16.0) << "host memory grew from " << hostAtWarm << " MB to " << hostPeak << " MB";
-  EXPECT_LT(devicePeak - deviceAtWarm, 1.0) << "device memory grew from " << deviceAtWarm << " MB to " << devicePeak << " MB";
+  EXPECT_LT(devicePeak - deviceAtWarm, 1.0)
+      << "device memory grew from " << deviceAtWarm << " MB to " << devicePeak << " MB";
   // The CUDA backends hold all their scratch; the CPU references (SGM's volume, the face pyramid)
   // allocate theirs per frame and free it, which the host memory check above covers.
   if (gpuAvailable()) {

@@ -14,15 +14,17 @@ TEST(Compose, GridPlacesEachTileAndMapsValues) {
   }
   Image out(Format{Depth::u8, 3}, 10, 6, MemoryKind::host);
   fillBytes(out, 7);  // poison: every pixel must be written
-  composeCpu({&tiles[0], &tiles[1], &tiles[2], &tiles[3]}, {{}, {}, {Colormap::turbo, 0}, {}}, Layout::grid2x2, nullptr, out);
+  composeCpu({&tiles[0], &tiles[1], &tiles[2], &tiles[3]}, {{}, {}, {Colormap::turbo, 0}, {}}, Layout::grid2x2, nullptr,
+             out);
   auto v = out.view<uint8_t>();
-  EXPECT_EQ(v.at(0, 0, 0), 0);       // a: grey 0
-  EXPECT_EQ(v.at(9, 0, 1), 80);      // b: grey 80, top right
+  EXPECT_EQ(v.at(0, 0, 0), 0);   // a: grey 0
+  EXPECT_EQ(v.at(9, 0, 1), 80);  // b: grey 80, top right
   auto t = turbo(160 / 255.0);
-  EXPECT_EQ(v.at(0, 5, 0), t[0]);    // c: turbo, bottom left
-  EXPECT_EQ(v.at(9, 5, 2), 240);     // d: grey 240
+  EXPECT_EQ(v.at(0, 5, 0), t[0]);  // c: turbo, bottom left
+  EXPECT_EQ(v.at(9, 5, 2), 240);   // d: grey 240
   for (int y = 0; y < 6; ++y)
-    for (int x = 0; x < 10; ++x) EXPECT_FALSE(v.at(x, y, 0) == 7 && v.at(x, y, 1) == 7 && v.at(x, y, 2) == 7) << x << "," << y;
+    for (int x = 0; x < 10; ++x)
+      EXPECT_FALSE(v.at(x, y, 0) == 7 && v.at(x, y, 1) == 7 && v.at(x, y, 2) == 7) << x << "," << y;
 }
 
 TEST(Compose, SixteenBitAndFloatPlanesScaleByMax) {
@@ -52,13 +54,16 @@ TEST(Compose, ColourMapsCoverTheirRange) {
 TEST(Compose, ColourTablesAreDrawTilesColours) {
   for (Depth depth : {Depth::u8, Depth::u16})
     for (int channels : {1, 3})
-      for (TileStyle style : {TileStyle{Colormap::gray, 0}, TileStyle{Colormap::turbo, 4000}, TileStyle{Colormap::hsv, 0}, TileStyle{Colormap::none, 200}}) {
+      for (TileStyle style : {TileStyle{Colormap::gray, 0}, TileStyle{Colormap::turbo, 4000},
+                              TileStyle{Colormap::hsv, 0}, TileStyle{Colormap::none, 200}}) {
         int values = depth == Depth::u8 ? 256 : 65536, width = 256;
         Image plane({depth, channels}, width, values / width, MemoryKind::host);
         for (int v = 0; v < values; ++v)
           for (int c = 0; c < channels; ++c) {
-            if (depth == Depth::u8) plane.view<uint8_t>().at(v % width, v / width, c) = static_cast<uint8_t>(v);
-            else plane.view<uint16_t>().at(v % width, v / width, c) = static_cast<uint16_t>(v);
+            if (depth == Depth::u8)
+              plane.view<uint8_t>().at(v % width, v / width, c) = static_cast<uint8_t>(v);
+            else
+              plane.view<uint16_t>().at(v % width, v / width, c) = static_cast<uint16_t>(v);
           }
         Image drawn({Depth::u8, 3}, plane.width(), plane.height(), MemoryKind::host);
         drawTile(plane, style, drawn.view<uint8_t>());
@@ -66,8 +71,10 @@ TEST(Compose, ColourTablesAreDrawTilesColours) {
         ASSERT_EQ(table.size(), static_cast<size_t>(values) * 3);
         int differ = 0;
         for (int v = 0; v < values; ++v)
-          for (int c = 0; c < 3; ++c) differ += table[static_cast<size_t>(3 * v + c)] != drawn.view<uint8_t>().at(v % width, v / width, c);
-        EXPECT_EQ(differ, 0) << "depth " << static_cast<int>(depth) << ", " << channels << " channels, map " << static_cast<int>(style.colormap);
+          for (int c = 0; c < 3; ++c)
+            differ += table[static_cast<size_t>(3 * v + c)] != drawn.view<uint8_t>().at(v % width, v / width, c);
+        EXPECT_EQ(differ, 0) << "depth " << static_cast<int>(depth) << ", " << channels << " channels, map "
+                             << static_cast<int>(style.colormap);
       }
   EXPECT_THROW(colourTable(Depth::f32, 1, {}), std::invalid_argument);
 }

@@ -33,7 +33,8 @@ class ConfigErrors : public ::testing::TestWithParam<BrokenConfig> {
 };
 test::TempDir* ConfigErrors::dir_ = nullptr;
 
-std::vector<Diagnostic> diagnose(const std::string& file, const std::string& text, const std::vector<std::string>& overrides) {
+std::vector<Diagnostic> diagnose(const std::string& file, const std::string& text,
+                                 const std::vector<std::string>& overrides) {
   std::ofstream(file) << text;
   Registry registry;
   registerAllNodes(registry);
@@ -53,10 +54,13 @@ TEST_P(ConfigErrors, NamesTheLineTheKeyAndWhatIsAllowed) {
   for (const auto& e : errors) all += e.text() + "\n";
   bool found = false;
   for (const auto& e : errors) {
-    bool located = c.line == 0 ? e.location.rfind("--set ", 0) == 0 : e.location.rfind(file + ":" + std::to_string(c.line) + ":", 0) == 0;
+    bool located = c.line == 0 ? e.location.rfind("--set ", 0) == 0
+                               : e.location.rfind(file + ":" + std::to_string(c.line) + ":", 0) == 0;
     if (located && e.keyPath == c.keyPath && e.message.find(c.message) != std::string::npos) found = true;
   }
-  EXPECT_TRUE(found) << c.what << ": expected line " << c.line << ", key " << c.keyPath << ", message containing '" << c.message << "'; got:\n" << all;
+  EXPECT_TRUE(found) << c.what << ": expected line " << c.line << ", key " << c.keyPath << ", message containing '"
+                     << c.message << "'; got:\n"
+                     << all;
 }
 
 std::string caseName(const ::testing::TestParamInfo<BrokenConfig>& info) {
@@ -78,73 +82,119 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, ConfigErrors,
     ::testing::Values(
         BrokenConfig{"unknown top-level key", "stagse: []\nsources: []\n", 1, "stagse", "did you mean 'stages'?"},
-        BrokenConfig{"frames_in_flight out of range", "pipeline:\n  frames_in_flight: 0\nsources: []\n", 2, "pipeline.frames_in_flight", "an integer in [1, 16]"},
+        BrokenConfig{"frames_in_flight out of range", "pipeline:\n  frames_in_flight: 0\nsources: []\n", 2,
+                     "pipeline.frames_in_flight", "an integer in [1, 16]"},
         BrokenConfig{"unknown backend", "pipeline: {backend: gpu}\n", 1, "pipeline.backend", "one of: auto, cuda, cpu"},
-        BrokenConfig{"metrics port out of range", "metrics:\n  port: 70000\n", 2, "metrics.port", "an integer in [0, 65535]"},
+        BrokenConfig{"metrics port out of range", "metrics:\n  port: 70000\n", 2, "metrics.port",
+                     "an integer in [0, 65535]"},
         BrokenConfig{"YAML syntax", "sources:\n  - {name: cam, type: images\n", 3, "", "YAML syntax error"},
         BrokenConfig{"no sources", "stages: []\n", 1, "sources", "at least one source"},
-        BrokenConfig{"unknown source type", "sources:\n  - name: cam\n    type: imagez\n", 3, "sources.cam.type", "did you mean 'images'?"},
+        BrokenConfig{"unknown source type", "sources:\n  - name: cam\n    type: imagez\n", 3, "sources.cam.type",
+                     "did you mean 'images'?"},
         BrokenConfig{"missing name", "sources:\n  - type: images\n", 2, "sources[0].name", "needs a name"},
-        BrokenConfig{"bad name", "sources:\n  - {name: 'a.b', type: images}\n", 2, "sources[0].name", "not a valid name"},
-        BrokenConfig{"duplicate name", "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\n  - {name: cam, type: images, params: {path: '{DIR}'}}\n", 3,
-                     "sources.cam.name", "used twice"},
-        BrokenConfig{"unknown node key", "sources:\n  - {name: cam, type: images, parms: {}}\n", 2, "sources.cam.parms", "did you mean 'params'?"},
-        BrokenConfig{"unknown param", "sources:\n  - name: cam\n    type: images\n    params:\n      path: '{DIR}'\n      lop: true\n", 6,
-                     "sources.cam.params.lop", "did you mean 'loop'?"},
-        BrokenConfig{"param of the wrong type", "sources:\n  - name: cam\n    type: images\n    params:\n      path: '{DIR}'\n      fps: fast\n", 6,
-                     "sources.cam.params.fps", "a number in [0, 10000], got 'fast'"},
-        BrokenConfig{"no files at the path", "sources:\n  - name: cam\n    type: images\n    params:\n      path: '{DIR}/nothing/*.png'\n", 5,
+        BrokenConfig{"bad name", "sources:\n  - {name: 'a.b', type: images}\n", 2, "sources[0].name",
+                     "not a valid name"},
+        BrokenConfig{"duplicate name",
+                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\n  - {name: cam, type: images, "
+                     "params: {path: '{DIR}'}}\n",
+                     3, "sources.cam.name", "used twice"},
+        BrokenConfig{"unknown node key", "sources:\n  - {name: cam, type: images, parms: {}}\n", 2, "sources.cam.parms",
+                     "did you mean 'params'?"},
+        BrokenConfig{"unknown param",
+                     "sources:\n  - name: cam\n    type: images\n    params:\n      path: '{DIR}'\n      lop: true\n",
+                     6, "sources.cam.params.lop", "did you mean 'loop'?"},
+        BrokenConfig{"param of the wrong type",
+                     "sources:\n  - name: cam\n    type: images\n    params:\n      path: '{DIR}'\n      fps: fast\n",
+                     6, "sources.cam.params.fps", "a number in [0, 10000], got 'fast'"},
+        BrokenConfig{"no files at the path",
+                     "sources:\n  - name: cam\n    type: images\n    params:\n      path: '{DIR}/nothing/*.png'\n", 5,
                      "sources.cam.params.path", "no image files"},
         BrokenConfig{"list param with an unknown value",
-                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: v\n    type: compose\n    inputs: {a: cam.image}\n    params: {colormaps: [jet]}\n",
+                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: v\n    "
+                     "type: compose\n    inputs: {a: cam.image}\n    params: {colormaps: [jet]}\n",
                      7, "stages.v.params.colormaps", "none, gray, turbo, hsv"},
         BrokenConfig{"input from an unknown node",
-                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: v\n    type: compose\n    inputs:\n      a: cma.image\n", 7,
-                     "stages.v.inputs.a", "did you mean 'cam'?"},
+                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: v\n    "
+                     "type: compose\n    inputs:\n      a: cma.image\n",
+                     7, "stages.v.inputs.a", "did you mean 'cam'?"},
         BrokenConfig{"input not node.port",
-                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: v\n    type: compose\n    inputs:\n      a: camimage\n", 7,
-                     "stages.v.inputs.a", "expected 'node.port'"},
+                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: v\n    "
+                     "type: compose\n    inputs:\n      a: camimage\n",
+                     7, "stages.v.inputs.a", "expected 'node.port'"},
         BrokenConfig{"unknown output port",
-                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: v\n    type: compose\n    inputs:\n      a: cam.img\n", 7,
-                     "stages.v.inputs.a", "has no output 'img'; did you mean 'image'?"},
+                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: v\n    "
+                     "type: compose\n    inputs:\n      a: cam.img\n",
+                     7, "stages.v.inputs.a", "has no output 'img'; did you mean 'image'?"},
         BrokenConfig{"input the stage does not have",
-                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: v\n    type: compose\n    inputs:\n      a: cam.image\n      z: cam.image\n",
+                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: v\n    "
+                     "type: compose\n    inputs:\n      a: cam.image\n      z: cam.image\n",
                      8, "stages.v.inputs.z", "'compose' has no input 'z'"},
-        BrokenConfig{"required input missing", "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: v\n    type: compose\n", 4, "stages.v",
-                     "input 'a' is not connected"},
-        BrokenConfig{"cycle",
-                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: s1\n    type: compose\n    inputs: {a: s2.image}\n  - name: s2\n    type: compose\n    inputs: {a: s1.image}\n",
-                     9, "stages.s2.inputs.a", "cycle: s1 -> s2 -> s1"},
+        BrokenConfig{"required input missing",
+                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: v\n    "
+                     "type: compose\n",
+                     4, "stages.v", "input 'a' is not connected"},
+        BrokenConfig{
+            "cycle",
+            "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: s1\n    type: "
+            "compose\n    inputs: {a: s2.image}\n  - name: s2\n    type: compose\n    inputs: {a: s1.image}\n",
+            9, "stages.s2.inputs.a", "cycle: s1 -> s2 -> s1"},
         BrokenConfig{"reading from a sink",
-                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: v\n    type: compose\n    inputs: {a: out.image}\nsinks:\n  - {name: out, type: image_writer, inputs: {x: cam.image}, params: {dir: '{DIR}/o'}}\n",
+                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: v\n    "
+                     "type: compose\n    inputs: {a: out.image}\nsinks:\n  - {name: out, type: image_writer, inputs: "
+                     "{x: cam.image}, params: {dir: '{DIR}/o'}}\n",
                      6, "stages.v.inputs.a", "is a sink"},
         BrokenConfig{"mismatched sizes between connected ports",
-                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}/*.png'}}\n  - {name: big, type: images, params: {path: '{DIR}/big'}}\nstages:\n  - name: v\n    type: compose\n    inputs: {a: cam.image, b: big.image}\n    params: {layout: side_by_side}\n",
+                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}/*.png'}}\n  - {name: big, type: "
+                     "images, params: {path: '{DIR}/big'}}\nstages:\n  - name: v\n    type: compose\n    inputs: {a: "
+                     "cam.image, b: big.image}\n    params: {layout: side_by_side}\n",
                      5, "stages.v", "all tiles must have one size"},
         BrokenConfig{"mismatched formats between connected ports",
-                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}/*.png'}}\nstages:\n  - name: v\n    type: compose\n    inputs: {a: cam.image}\n  - name: w\n    type: compose\n    inputs: {a: v.image}\n    params: {colormaps: [turbo]}\n",
+                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}/*.png'}}\nstages:\n  - name: v\n   "
+                     " type: compose\n    inputs: {a: cam.image}\n  - name: w\n    type: compose\n    inputs: {a: "
+                     "v.image}\n    params: {colormaps: [turbo]}\n",
                      7, "stages.w", "colour maps need a single-channel plane"},
         BrokenConfig{"detections wanted, image given",
-                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}/*.png'}}\nstages:\n  - name: v\n    type: compose\n    inputs: {a: cam.image, boxes: cam.image}\n",
+                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}/*.png'}}\nstages:\n  - name: v\n   "
+                     " type: compose\n    inputs: {a: cam.image, boxes: cam.image}\n",
                      4, "stages.v", "must be detections"},
-        BrokenConfig{"NaN in a number", "sources:\n  - name: cam\n    type: images\n    params:\n      path: '{DIR}'\n      fps: .nan\n", 6,
-                     "sources.cam.params.fps", "a number in [0, 10000], got '.nan'"},
+        BrokenConfig{"NaN in a number",
+                     "sources:\n  - name: cam\n    type: images\n    params:\n      path: '{DIR}'\n      fps: .nan\n",
+                     6, "sources.cam.params.fps", "a number in [0, 10000], got '.nan'"},
         BrokenConfig{"a list value that is not allowed is named",
-                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: p\n    type: demosaic\n    inputs: {raw: cam.image}\n    params: {outputs: [s0, dolpp]}\n",
+                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: p\n    "
+                     "type: demosaic\n    inputs: {raw: cam.image}\n    params: {outputs: [s0, dolpp]}\n",
                      7, "stages.p.params.outputs", "got [s0, dolpp]: 'dolpp' is not one of them; did you mean 'dolp'?"},
         BrokenConfig{"a list value given twice is named",
-                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: p\n    type: demosaic\n    inputs: {raw: cam.image}\n    params: {outputs: [s0, dolp, s0]}\n",
+                     "sources:\n  - {name: cam, type: images, params: {path: '{DIR}'}}\nstages:\n  - name: p\n    "
+                     "type: demosaic\n    inputs: {raw: cam.image}\n    params: {outputs: [s0, dolp, s0]}\n",
                      7, "stages.p.params.outputs", "'s0' comes twice"},
-        BrokenConfig{"--set infinity", kGood, 0, "sources.cam.params.fps", "a number in [0, 10000], got '.inf'", {"sources.cam.params.fps=.inf"}},
-        BrokenConfig{"--set out of range", kGood, 0, "sources.cam.params.fps", "a number in [0, 10000]", {"sources.cam.params.fps=-3"}},
-        BrokenConfig{"--set on a node that does not exist", kGood, 0, "stages.viw", "no node named 'viw'",
+        BrokenConfig{"--set infinity",
+                     kGood,
+                     0,
+                     "sources.cam.params.fps",
+                     "a number in [0, 10000], got '.inf'",
+                     {"sources.cam.params.fps=.inf"}},
+        BrokenConfig{"--set out of range",
+                     kGood,
+                     0,
+                     "sources.cam.params.fps",
+                     "a number in [0, 10000]",
+                     {"sources.cam.params.fps=-3"}},
+        BrokenConfig{"--set on a node that does not exist",
+                     kGood,
+                     0,
+                     "stages.viw",
+                     "no node named 'viw'",
                      {"stages.viw.params.layout=grid2x2"}}),
     caseName);
 
 TEST(ConfigErrorsAtOnce, EveryErrorIsReportedInOnePass) {
   test::TempDir dir;
   std::string file = dir / "many.yaml";
-  auto errors = diagnose(file, "pipeline: {frames_in_flight: 99, backend: gpu}\nmetrics: {port: -1}\nsources:\n  - {name: cam, type: nope}\n", {});
+  auto errors = diagnose(
+      file,
+      "pipeline: {frames_in_flight: 99, backend: gpu}\nmetrics: {port: -1}\nsources:\n  - {name: cam, type: nope}\n",
+      {});
   EXPECT_EQ(errors.size(), 4u);
 }
 
@@ -154,10 +204,11 @@ TEST(ConfigErrorsAtOnce, NodesLeftUncheckedByAnErrorUpstreamAreNamed) {
   test::TempDir dir;
   writeImage(dir / "a.png", test::randomImage({Depth::u8, 1}, 16, 8));
   std::string file = dir / "p.yaml";
-  std::ofstream(file) << "sources:\n  - {name: cam, type: images, params: {path: '" << dir.path().string()
-                      << "'}}\nstages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.image}, params: {outputs: [s0, dolpp]}}\n"
-                         "  - {name: view, type: compose, inputs: {a: polar.dolp}}\n"
-                         "sinks:\n  - {name: out, type: image_writer, inputs: {v: view.imag}, params: {dir: o}}\n";
+  std::ofstream(file)
+      << "sources:\n  - {name: cam, type: images, params: {path: '" << dir.path().string()
+      << "'}}\nstages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.image}, params: {outputs: [s0, dolpp]}}\n"
+         "  - {name: view, type: compose, inputs: {a: polar.dolp}}\n"
+         "sinks:\n  - {name: out, type: image_writer, inputs: {v: view.imag}, params: {dir: o}}\n";
   Registry registry;
   registerAllNodes(registry);
   Diagnostics d(file);
@@ -165,7 +216,8 @@ TEST(ConfigErrorsAtOnce, NodesLeftUncheckedByAnErrorUpstreamAreNamed) {
   EXPECT_FALSE(Graph::build(spec, registry, d, {"cpu"}));
   ASSERT_EQ(d.size(), 1u) << d.text();
   ASSERT_EQ(d.notes().size(), 1u);
-  EXPECT_EQ(d.notes()[0], "not checked, since they read from nodes with errors or not checked: view (reads polar); out (reads view)");
+  EXPECT_EQ(d.notes()[0],
+            "not checked, since they read from nodes with errors or not checked: view (reads polar); out (reads view)");
 }
 
 TEST(ConfigErrorsAtOnce, AMissingFileIsNamed) {
@@ -189,7 +241,8 @@ TEST(ConfigErrorsAtOnce, AnOversizedFileIsRefusedBeforeParsing) {
   Diagnostics d(file);
   loadPipeline(file, {}, d);
   ASSERT_EQ(d.size(), 1u) << d.text();
-  EXPECT_NE(d.text().find("a pipeline config is at most " + std::to_string(kMaxConfigBytes)), std::string::npos) << d.text();
+  EXPECT_NE(d.text().find("a pipeline config is at most " + std::to_string(kMaxConfigBytes)), std::string::npos)
+      << d.text();
 }
 
 TEST(ConfigOverrides, SetChangesAValueWithTheSameChecks) {
@@ -199,7 +252,9 @@ TEST(ConfigOverrides, SetChangesAValueWithTheSameChecks) {
   std::string file = dir / "p.yaml";
   std::ofstream(file) << text;
   Diagnostics d(file);
-  PipelineSpec spec = loadPipeline(file, {"pipeline.frames_in_flight=5", "stages.view.params.layout=side_by_side", "stages.view.inputs.b=cam.image"}, d);
+  PipelineSpec spec = loadPipeline(
+      file, {"pipeline.frames_in_flight=5", "stages.view.params.layout=side_by_side", "stages.view.inputs.b=cam.image"},
+      d);
   ASSERT_TRUE(d.empty()) << d.text();
   EXPECT_EQ(spec.pipeline.framesInFlight, 5);
   Registry registry;

@@ -17,7 +17,9 @@ const std::string kPictures[] = {test::picture("baboon.jpg"), test::picture("fru
 Image bilinearAngle(const Settings& s, const Image& raw, int k) {
   int w = raw.width() / 2, h = raw.height() / 2, ox = 0, oy = 0;
   s.layout.offsetOf(k, ox, oy);
-  auto sub = [&](int x, int y) { return raw.view<uint8_t>().at(2 * polar::reflect101(x, w) + ox, 2 * polar::reflect101(y, h) + oy); };
+  auto sub = [&](int x, int y) {
+    return raw.view<uint8_t>().at(2 * polar::reflect101(x, w) + ox, 2 * polar::reflect101(y, h) + oy);
+  };
   Image out({Depth::u8, 3}, w, h, MemoryKind::host);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x)
@@ -58,8 +60,10 @@ TEST_P(ColourTruth, MhcBeatsBilinearAndStokesAreClose) {
   Settings s;
   auto planes = demosaicPlanes(s, f.raw, {"angles", "s0", "dolp", "aolp"}, false);
   for (int k = 0; k < 4; ++k) {
-    double mhc = psnr(planes.at(angleName(k)), f.angle[k], 255), bilinear = psnr(bilinearAngle(s, f.raw, k), f.angle[k], 255);
-    RecordProperty(std::string(angleName(k)) + "_psnr_mhc_vs_bilinear", std::to_string(mhc) + " / " + std::to_string(bilinear));
+    double mhc = psnr(planes.at(angleName(k)), f.angle[k], 255),
+           bilinear = psnr(bilinearAngle(s, f.raw, k), f.angle[k], 255);
+    RecordProperty(std::string(angleName(k)) + "_psnr_mhc_vs_bilinear",
+                   std::to_string(mhc) + " / " + std::to_string(bilinear));
     // Measured (baboon, fruits, home): MHC 31.8-44.3 dB, 3.2-5.5 dB above bilinear on every angle.
     EXPECT_GT(mhc, bilinear + 2.0) << angleName(k) << ": MHC " << mhc << " dB vs bilinear " << bilinear << " dB";
     EXPECT_GT(mhc, 30.0) << angleName(k);
@@ -117,7 +121,8 @@ TEST(MonoTruth, FullResolutionInterpolatesEachAngle) {
   s.layout.offsetOf(0, ox, oy);
   for (int y = 0; y < f.angle[0].height(); ++y)
     for (int x = 0; x < f.angle[0].width(); ++x)
-      ASSERT_EQ(planes.at("angle_0").view<uint8_t>().at(2 * x + ox, 2 * y + oy), f.angle[0].view<uint8_t>().at(x, y)) << x << "," << y;
+      ASSERT_EQ(planes.at("angle_0").view<uint8_t>().at(2 * x + ox, 2 * y + oy), f.angle[0].view<uint8_t>().at(x, y))
+          << x << "," << y;
 }
 
 // Each packing decodes to the samples it packed: the demosaic of the packed plane equals that of
@@ -131,16 +136,19 @@ TEST(RawFormats, PackedFormatsGiveTheSameResultAsUnpacked) {
     packed.format = packing;
     Image samples({Depth::u16, 1}, w, h, MemoryKind::host);
     for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) samples.view<uint16_t>().at(x, y) = static_cast<uint16_t>(test::rng()() % (polar::maxValue(packing) + 1));
+      for (int x = 0; x < w; ++x)
+        samples.view<uint16_t>().at(x, y) = static_cast<uint16_t>(test::rng()() % (polar::maxValue(packing) + 1));
     Image plane = test::packRaw(samples, packing);
     EXPECT_EQ(rawPixelWidth(packing, plane.width()), w);
     for (Mosaic mosaic : {Mosaic::rggb, Mosaic::mono}) {
       unpacked.mosaic = packed.mosaic = mosaic;
-      auto a = demosaicPlanes(unpacked, samples, {"angles", "aolp_visual"}, false), b = demosaicPlanes(packed, plane, {"angles", "aolp_visual"}, false);
+      auto a = demosaicPlanes(unpacked, samples, {"angles", "aolp_visual"}, false),
+           b = demosaicPlanes(packed, plane, {"angles", "aolp_visual"}, false);
       for (const auto& [name, img] : a) EXPECT_TRUE(test::samePixels(img, b.at(name))) << name;
       double maxSample = 0;
       for (int y = 0; y < a.at("angle_0").height(); ++y)
-        for (int x = 0; x < a.at("angle_0").width(); ++x) maxSample = std::max(maxSample, sampleAt(a.at("angle_0"), x, y, 0));
+        for (int x = 0; x < a.at("angle_0").width(); ++x)
+          maxSample = std::max(maxSample, sampleAt(a.at("angle_0"), x, y, 0));
       EXPECT_LE(maxSample, polar::maxValue(packing)) << "results stay within the format's bits";
     }
   }

@@ -28,7 +28,9 @@ TEST(Dof, ASharpForegroundDoesNotBleedIntoTheBlurredBackground) {
   Image scene({Depth::u8, 3}, w, h, MemoryKind::host);
   auto v = scene.view<uint8_t>();
   for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) v.at(x, y, 0) = 0, v.at(x, y, 1) = static_cast<uint8_t>((x / 4 + y / 4) % 2 ? 220 : 30), v.at(x, y, 2) = static_cast<uint8_t>(x * 2);
+    for (int x = 0; x < w; ++x)
+      v.at(x, y, 0) = 0, v.at(x, y, 1) = static_cast<uint8_t>((x / 4 + y / 4) % 2 ? 220 : 30),
+                 v.at(x, y, 2) = static_cast<uint8_t>(x * 2);
   Image depth = constantDepth(w, h, 1.0f);
   Image alone(scene.format(), w, h, MemoryKind::host);
   renderCpu(s, scene, depth, alone);
@@ -39,7 +41,8 @@ TEST(Dof, ASharpForegroundDoesNotBleedIntoTheBlurredBackground) {
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x)
       if (inside(x, y)) {
-        for (int c = 0; c < 3; ++c) withObject.view<uint8_t>().at(x, y, c) = c == 0 ? 255 : 0;  // pure red, at the focus depth
+        for (int c = 0; c < 3; ++c)
+          withObject.view<uint8_t>().at(x, y, c) = c == 0 ? 255 : 0;  // pure red, at the focus depth
         objectDepth.view<float>().at(x, y) = s.focusDepth;
       }
   Image rendered(scene.format(), w, h, MemoryKind::host);
@@ -52,7 +55,8 @@ TEST(Dof, ASharpForegroundDoesNotBleedIntoTheBlurredBackground) {
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       if (inside(x, y)) {
-        for (int c = 0; c < 3; ++c) ASSERT_EQ(b.at(x, y, c), c == 0 ? 255 : 0) << "the in-focus object stays sharp at " << x << "," << y;
+        for (int c = 0; c < 3; ++c)
+          ASSERT_EQ(b.at(x, y, c), c == 0 ? 255 : 0) << "the in-focus object stays sharp at " << x << "," << y;
         continue;
       }
       worstRed = std::max(worstRed, static_cast<int>(b.at(x, y, 0)));
@@ -89,18 +93,21 @@ TEST(Dof, PixelsWithTheirOwnBandEdgeGatherAsTheSeparableBlur) {
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x)
       for (int c = 0; c < 3; ++c) {
-        uint8_t expected = depth.view<float>().at(x, y) == 10.f
-                               ? image.view<uint8_t>().at(x, y, c)
-                               : static_cast<uint8_t>(std::clamp(blurred.view<float>().at(x, y, c) / blurred.view<float>().at(x, y, 3) + 0.5f, 0.f, 255.f));
+        uint8_t expected =
+            depth.view<float>().at(x, y) == 10.f
+                ? image.view<uint8_t>().at(x, y, c)
+                : static_cast<uint8_t>(std::clamp(
+                      blurred.view<float>().at(x, y, c) / blurred.view<float>().at(x, y, 3) + 0.5f, 0.f, 255.f));
         ASSERT_EQ(out.view<uint8_t>().at(x, y, c), expected) << x << "," << y << " channel " << c;
       }
 }
 
 TEST(Dof, SettingsThatLeaveTheRadiusUndefinedAreRefused) {
-  Image image = test::randomImage({Depth::u8, 1}, 8, 8), depth = constantDepth(8, 8, 1.f), out({Depth::u8, 1}, 8, 8, MemoryKind::host);
+  Image image = test::randomImage({Depth::u8, 1}, 8, 8), depth = constantDepth(8, 8, 1.f),
+        out({Depth::u8, 1}, 8, 8, MemoryKind::host);
   float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-  for (Settings s : {Settings{nan, 9.f, 9, {}}, Settings{1.f, nan, 9, {}}, Settings{inf, 9.f, 9, {}}, Settings{1.f, inf, 9, {}}, Settings{1.f, -1.f, 9, {}},
-                     Settings{1.f, 9.f, kMaxRadius + 1, {}}})
+  for (Settings s : {Settings{nan, 9.f, 9, {}}, Settings{1.f, nan, 9, {}}, Settings{inf, 9.f, 9, {}},
+                     Settings{1.f, inf, 9, {}}, Settings{1.f, -1.f, 9, {}}, Settings{1.f, 9.f, kMaxRadius + 1, {}}})
     EXPECT_THROW(renderCpu(s, image, depth, out), std::invalid_argument) << s.focusDepth << " " << s.k << " " << s.rMax;
 }
 
@@ -152,7 +159,8 @@ TEST(Dof, DepthPlanesOfOtherSizesAndDisparity) {
   depthForImage(disparity, true, 50.f, fromDisparity);
   EXPECT_FLOAT_EQ(fromDisparity.view<float>().at(1, 1), 5.f);
   EXPECT_TRUE(std::isinf(fromDisparity.view<float>().at(3, 0)));
-  EXPECT_FLOAT_EQ(radiusAt({1.f, 9.f, 9, {}}, std::numeric_limits<float>::infinity()), 9.f) << "invalid depth is fully blurred background";
+  EXPECT_FLOAT_EQ(radiusAt({1.f, 9.f, 9, {}}, std::numeric_limits<float>::infinity()), 9.f)
+      << "invalid depth is fully blurred background";
   Image odd({Depth::f32, 1}, 7, 6, MemoryKind::host);
   EXPECT_THROW(depthForImage(odd, false, 1.f, atImage), std::invalid_argument);
 }
@@ -168,8 +176,10 @@ class DofConfig : public ::testing::Test {
     std::filesystem::create_directories(dir_.path() / "depth");
     writeImage(dir_ / "depth/a.pfm", depth);
     std::string file = dir_ / "dof.yaml";
-    std::ofstream(file) << "sources:\n  - {name: img, type: images, params: {path: image}}\n  - {name: z, type: images, params: {path: depth}}\n"
-                        << "stages:\n  - {name: blur, type: dof, inputs: {image: img.image, depth: z.image}, params: " << params << "}\n";
+    std::ofstream(file) << "sources:\n  - {name: img, type: images, params: {path: image}}\n  - {name: z, type: "
+                           "images, params: {path: depth}}\n"
+                        << "stages:\n  - {name: blur, type: dof, inputs: {image: img.image, depth: z.image}, params: "
+                        << params << "}\n";
     Registry registry;
     registerAllNodes(registry);
     Diagnostics d(file);
@@ -189,8 +199,12 @@ TEST_F(DofConfig, GoodSizesBuildAndBadOnesAreNamed) {
   EXPECT_TRUE(build(32, 24, "{}").empty());
   EXPECT_TRUE(build(64, 48, "{}").empty()) << "twice the size: scaled";
   EXPECT_NE(text(build(30, 24, "{}")).find("must be the image's size"), std::string::npos);
-  EXPECT_NE(text(build(32, 24, "{r_max: 40}")).find("stages.blur.params.r_max: expected an integer in [0, 31], got '40'"), std::string::npos);
-  EXPECT_NE(text(build(32, 24, "{focus: pixel, focus_pixel: [40, 3]}")).find("focus_pixel [40, 3] is outside the 32x24 image"), std::string::npos);
+  EXPECT_NE(
+      text(build(32, 24, "{r_max: 40}")).find("stages.blur.params.r_max: expected an integer in [0, 31], got '40'"),
+      std::string::npos);
+  EXPECT_NE(text(build(32, 24, "{focus: pixel, focus_pixel: [40, 3]}"))
+                .find("focus_pixel [40, 3] is outside the 32x24 image"),
+            std::string::npos);
   EXPECT_NE(text(build(32, 24, "{focus: faces}")).find("input 'faces' is not connected"), std::string::npos);
 }
 

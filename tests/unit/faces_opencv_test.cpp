@@ -24,7 +24,8 @@ TEST(FacesVsOpenCv, PyramidResizeIsBitExact) {
 }
 
 double iou(const Box& a, const cv::Rect& b) {
-  double x0 = std::max<double>(a.x, b.x), y0 = std::max<double>(a.y, b.y), x1 = std::min<double>(a.x + a.w, b.x + b.width), y1 = std::min<double>(a.y + a.h, b.y + b.height);
+  double x0 = std::max<double>(a.x, b.x), y0 = std::max<double>(a.y, b.y),
+         x1 = std::min<double>(a.x + a.w, b.x + b.width), y1 = std::min<double>(a.y + a.h, b.y + b.height);
   double inter = std::max(0.0, x1 - x0) * std::max(0.0, y1 - y0);
   return inter / (a.w * a.h + b.area() - inter);
 }
@@ -42,7 +43,8 @@ TEST_P(FacesOnPictures, RawWindowsAndGroupedFacesMatchOpenCv) {
   ASSERT_FALSE(reference.empty());
   Image picture = readGreyImage(test::picture(GetParam().name));
   if (GetParam().scale != 1) {
-    Image scaled({Depth::u8, 1}, static_cast<int>(picture.width() * GetParam().scale), static_cast<int>(picture.height() * GetParam().scale), MemoryKind::host);
+    Image scaled({Depth::u8, 1}, static_cast<int>(picture.width() * GetParam().scale),
+                 static_cast<int>(picture.height() * GetParam().scale), MemoryKind::host);
     cv::Mat resized;
     cv::resize(test::asMat(picture), resized, test::asMat(scaled).size(), 0, 0, cv::INTER_AREA);
     resized.copyTo(test::asMat(scaled));
@@ -63,7 +65,8 @@ TEST_P(FacesOnPictures, RawWindowsAndGroupedFacesMatchOpenCv) {
         break;
       }
   RecordProperty("raw_windows", std::to_string(theirs.size()));
-  EXPECT_GE(same, theirs.size() * 98 / 100) << same << " of " << theirs.size() << " OpenCV windows found (ours: " << ours.size() << ")";
+  EXPECT_GE(same, theirs.size() * 98 / 100)
+      << same << " of " << theirs.size() << " OpenCV windows found (ours: " << ours.size() << ")";
   EXPECT_LE(ours.size(), same + theirs.size() / 50 + 1);
 
   Detections faces = groupWindows(ours, 3);
@@ -82,7 +85,8 @@ TEST_P(FacesOnPictures, RawWindowsAndGroupedFacesMatchOpenCv) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Pictures, FacesOnPictures,
-                         ::testing::Values(Picture{"messi5.jpg", 1}, Picture{"messi5.jpg", 0.61}, Picture{"messi5.jpg", 1.7}, Picture{"starry_night.jpg", 1},
+                         ::testing::Values(Picture{"messi5.jpg", 1}, Picture{"messi5.jpg", 0.61},
+                                           Picture{"messi5.jpg", 1.7}, Picture{"starry_night.jpg", 1},
                                            Picture{"baboon.jpg", 0.8}, Picture{"home.jpg", 1}));
 
 }  // namespace

@@ -43,14 +43,20 @@ TEST(Cascade, ReadsOpenCvsFrontalFace) {
 TEST(Cascade, BadFilesSayWhatIsWrong) {
   std::string text = cascadeText();
   EXPECT_NE(loadError(text.substr(0, text.size() / 2)).find("not readable XML"), std::string::npos) << "truncated";
-  EXPECT_NE(loadError("<opencv_storage><cascade><stageType>BOOST</stageType><featureType>LBP</featureType></cascade></opencv_storage>").find("featureType LBP"),
+  EXPECT_NE(loadError("<opencv_storage><cascade><stageType>BOOST</stageType><featureType>LBP</featureType></cascade></"
+                      "opencv_storage>")
+                .find("featureType LBP"),
             std::string::npos);
-  EXPECT_NE(loadError(std::regex_replace(text, std::regex("<stageNum>25</stageNum>"), "<stageNum>26</stageNum>")).find("stageNum says 26 stages but the file has 25"),
+  EXPECT_NE(loadError(std::regex_replace(text, std::regex("<stageNum>25</stageNum>"), "<stageNum>26</stageNum>"))
+                .find("stageNum says 26 stages but the file has 25"),
             std::string::npos);
-  std::string tilted = std::regex_replace(text, std::regex("</rects></_>"), "</rects>\n      <tilted>1</tilted></_>", std::regex_constants::format_first_only);
+  std::string tilted = std::regex_replace(text, std::regex("</rects></_>"), "</rects>\n      <tilted>1</tilted></_>",
+                                          std::regex_constants::format_first_only);
   EXPECT_NE(loadError(tilted).find("feature 0 is tilted"), std::string::npos);
-  std::string garbled = std::regex_replace(text, std::regex("<stageThreshold>[^<]*"), "<stageThreshold>banana", std::regex_constants::format_first_only);
-  EXPECT_NE(loadError(garbled).find("stage 0 holds something that is not a number"), std::string::npos) << loadError(garbled);
+  std::string garbled = std::regex_replace(text, std::regex("<stageThreshold>[^<]*"), "<stageThreshold>banana",
+                                           std::regex_constants::format_first_only);
+  EXPECT_NE(loadError(garbled).find("stage 0 holds something that is not a number"), std::string::npos)
+      << loadError(garbled);
   EXPECT_NE(loadError("<html/>").find("no <opencv_storage>"), std::string::npos);
 }
 
@@ -61,7 +67,8 @@ TEST(FacesCpu, APictureSmallerThanTheWindowHasNoFaces) {
 }
 
 TEST(FacesGrouping, KeepsClustersLargerThanMinNeighborsAndAveragesThem) {
-  std::vector<Window> windows = {{100, 100, 40, 40}, {102, 101, 40, 40}, {98, 99, 42, 42}, {101, 100, 40, 40}, {300, 50, 30, 30}};
+  std::vector<Window> windows = {
+      {100, 100, 40, 40}, {102, 101, 40, 40}, {98, 99, 42, 42}, {101, 100, 40, 40}, {300, 50, 30, 30}};
   Detections faces = groupWindows(windows, 3);
   ASSERT_EQ(faces.size(), 1u);
   EXPECT_EQ(faces[0].neighbors, 4);
@@ -73,10 +80,13 @@ TEST(FaceDetectGraph, WritesDetectionsAsJsonLines) {
   Registry registry;
   registerAllNodes(registry);
   test::TempDir dir;
-  std::string yaml = "sources:\n  - {name: pictures, type: images, params: {path: " + test::picture("messi5.jpg") + ", grey: true}}\n" +
-                     "stages:\n  - {name: faces, type: face_detect, inputs: {image: pictures.image}, params: {cascade: " +
-                     test::dataFile("cascades/haarcascade_frontalface_default.xml") + "}}\n" +
-                     "sinks:\n  - {name: out, type: detections, inputs: {faces: faces.faces}, params: {path: " + (dir / "faces.jsonl") + "}}\n";
+  std::string yaml =
+      "sources:\n  - {name: pictures, type: images, params: {path: " + test::picture("messi5.jpg") +
+      ", grey: true}}\n" +
+      "stages:\n  - {name: faces, type: face_detect, inputs: {image: pictures.image}, params: {cascade: " +
+      test::dataFile("cascades/haarcascade_frontalface_default.xml") + "}}\n" +
+      "sinks:\n  - {name: out, type: detections, inputs: {faces: faces.faces}, params: {path: " +
+      (dir / "faces.jsonl") + "}}\n";
   auto graph = buildGraph(registry, yaml);
   ASSERT_TRUE(graph);
   graph->run();

@@ -4,8 +4,8 @@
 #include <mutex>
 #include <thread>
 
-#include "stages/register.hpp"
 #include "pipeline/image_io.hpp"
+#include "stages/register.hpp"
 #include "tests/graph_support.hpp"
 
 #if POLARPIPE_WITH_HTTP
@@ -95,7 +95,8 @@ Registry& testRegistry() {
   return r;
 }
 
-std::unique_ptr<Graph> build(const std::string& yaml, std::vector<std::string> overrides = {}, GraphOptions options = {"cpu", 0, false}) {
+std::unique_ptr<Graph> build(const std::string& yaml, std::vector<std::string> overrides = {},
+                             GraphOptions options = {"cpu", 0, false}) {
   Diagnostics d("test.yaml");
   PipelineSpec spec = parsePipeline(yaml, "test.yaml", overrides, d);
   std::unique_ptr<Graph> g;
@@ -165,7 +166,8 @@ TEST(Graph, FileSourcesLoseNothingWhenTheGraphIsSlow) {
 }
 
 TEST(Graph, LiveSourcesDropTheOldestAndCountIt) {
-  auto graph = build(withKey("live"), {"sources.src.params.live=true", "sources.src.params.frames=60", "stages.first.params.sleep_ms=5"});
+  auto graph = build(withKey("live"), {"sources.src.params.live=true", "sources.src.params.frames=60",
+                                       "stages.first.params.sleep_ms=5"});
   ASSERT_TRUE(graph);
   graph->run();
   auto& c = collected("live");
@@ -182,7 +184,8 @@ TEST(Graph, AFailingStageStopsThePipelineNamingStageAndFrame) {
     graph->run();
     FAIL() << "the failure was not reported";
   } catch (const PipelineError& e) {
-    EXPECT_NE(std::string(e.what()).find("stage 'second' failed on frame 4: injected failure"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("stage 'second' failed on frame 4: injected failure"), std::string::npos)
+        << e.what();
   }
   auto& c = collected("fail");
   EXPECT_EQ(c.frames.size(), 4u) << "frames before the failure still reach the sinks";
@@ -279,7 +282,8 @@ TEST(ImagesSource, StereoPairsAreMatchedByFileName) {
     writeImage(dir / (std::string("left/") + name), lefts.back());
     writeImage(dir / (std::string("right/") + name), rights.back());
   }
-  std::string yaml = "sources:\n  - {name: cam, type: images, params: {left: '" + (dir / "left") + "', right: '" + (dir / "right") +
+  std::string yaml = "sources:\n  - {name: cam, type: images, params: {left: '" + (dir / "left") + "', right: '" +
+                     (dir / "right") +
                      "'}}\nsinks:\n  - {name: l, type: collect, inputs: {in: cam.left}, params: {key: stereo_l}}\n" +
                      "  - {name: r, type: collect, inputs: {in: cam.right}, params: {key: stereo_r}}\n";
   auto graph = build(yaml);

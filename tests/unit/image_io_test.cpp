@@ -33,10 +33,10 @@ TEST_P(ImageRoundTrip, WritesAndReadsBackTheSamePixels) {
 
 INSTANTIATE_TEST_SUITE_P(Formats, ImageRoundTrip,
                          ::testing::Values(RoundTrip{"g8.png", {Depth::u8, 1}}, RoundTrip{"g16.png", {Depth::u16, 1}},
-                                           RoundTrip{"rgb8.png", {Depth::u8, 3}}, RoundTrip{"rgba8.png", {Depth::u8, 4}},
-                                           RoundTrip{"g8.pgm", {Depth::u8, 1}}, RoundTrip{"g16.pgm", {Depth::u16, 1}},
-                                           RoundTrip{"rgb8.ppm", {Depth::u8, 3}}, RoundTrip{"f.pfm", {Depth::f32, 1}},
-                                           RoundTrip{"rgbf.pfm", {Depth::f32, 3}}),
+                                           RoundTrip{"rgb8.png", {Depth::u8, 3}},
+                                           RoundTrip{"rgba8.png", {Depth::u8, 4}}, RoundTrip{"g8.pgm", {Depth::u8, 1}},
+                                           RoundTrip{"g16.pgm", {Depth::u16, 1}}, RoundTrip{"rgb8.ppm", {Depth::u8, 3}},
+                                           RoundTrip{"f.pfm", {Depth::f32, 1}}, RoundTrip{"rgbf.pfm", {Depth::f32, 3}}),
                          [](const ::testing::TestParamInfo<RoundTrip>& info) {
                            std::string name = info.param.file;
                            name[name.find('.')] = '_';

@@ -17,7 +17,8 @@ TEST(Gaussian, TapsMatchOpenCvsKernel) {
     for (double sigma : {0.0, 1.5, 4.0}) {
       auto taps = gaussianTaps(count, sigma);
       cv::Mat reference = cv::getGaussianKernel(count, sigma, CV_64F);
-      for (int i = 0; i < count; ++i) EXPECT_NEAR(taps[static_cast<size_t>(i)], reference.at<double>(i), 1e-6) << count << " taps, sigma " << sigma;
+      for (int i = 0; i < count; ++i)
+        EXPECT_NEAR(taps[static_cast<size_t>(i)], reference.at<double>(i), 1e-6) << count << " taps, sigma " << sigma;
     }
   }
   EXPECT_THROW(gaussianTaps(4), std::invalid_argument);
@@ -47,8 +48,10 @@ TEST_P(AgainstOpenCv, SepFilter2DWithReplicatedBorder) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, AgainstOpenCv,
-                         ::testing::Values(Case{{Depth::u8, 1}, 19}, Case{{Depth::u8, 3}, 19}, Case{{Depth::u8, 4}, 7}, Case{{Depth::u16, 1}, 31},
-                                           Case{{Depth::f32, 1}, 19}, Case{{Depth::f32, 3}, 3}, Case{{Depth::u8, 3}, 1}, Case{{Depth::u8, 1}, 81}));
+                         ::testing::Values(Case{{Depth::u8, 1}, 19}, Case{{Depth::u8, 3}, 19}, Case{{Depth::u8, 4}, 7},
+                                           Case{{Depth::u16, 1}, 31}, Case{{Depth::f32, 1}, 19},
+                                           Case{{Depth::f32, 3}, 3}, Case{{Depth::u8, 3}, 1},
+                                           Case{{Depth::u8, 1}, 81}));
 
 TEST(Separable, ARealPictureAgainstGaussianBlur) {
   Image picture = readImage(test::picture("fruits.jpg"));

@@ -104,9 +104,10 @@ std::string plainCalibration(const StereoCalibration& c, const std::string& skip
     for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + std::to_string(values[i]);
     return s + "]";
   };
-  std::map<std::string, std::string> keys = {{"M1", list(c.left.m)}, {"D1", list(c.left.d)}, {"M2", list(c.right.m)}, {"D2", list(c.right.d)},
-                                             {"R", list(c.rotation)}, {"T", list(c.translation)}, {"R1", list(c.left.r)}, {"R2", list(c.right.r)},
-                                             {"P1", list(c.left.p)}, {"P2", list(c.right.p)}, {"Q", list(c.q)}};
+  std::map<std::string, std::string> keys = {
+      {"M1", list(c.left.m)},  {"D1", list(c.left.d)},     {"M2", list(c.right.m)}, {"D2", list(c.right.d)},
+      {"R", list(c.rotation)}, {"T", list(c.translation)}, {"R1", list(c.left.r)},  {"R2", list(c.right.r)},
+      {"P1", list(c.left.p)},  {"P2", list(c.right.p)},    {"Q", list(c.q)}};
   std::string text;
   for (const auto& [k, v] : keys)
     if (k != skip) text += k + ": " + v + "\n";
@@ -123,7 +124,8 @@ TEST(Calibration, ReadsOpenCvFileStorageAndPlainYaml) {
   test::TempDir dir;
   std::ofstream(dir / "plain.yaml") << plainCalibration(c);
   StereoCalibration plain = loadCalibration(dir / "plain.yaml");
-  for (int i = 0; i < 12; ++i) EXPECT_NEAR(plain.right.p[i], c.right.p[i], 1e-4 * std::max(1.0, std::fabs(c.right.p[i])));
+  for (int i = 0; i < 12; ++i)
+    EXPECT_NEAR(plain.right.p[i], c.right.p[i], 1e-4 * std::max(1.0, std::fabs(c.right.p[i])));
   EXPECT_EQ(plain.width, 0);  // not recorded: any size
 }
 
@@ -138,10 +140,14 @@ TEST(Calibration, ErrorsNameTheFileAndKey) {
   EXPECT_NE(calibrationError(text).find("Q has 2 values for 4x4"), std::string::npos);
   // rows x cols that overflow an int (UBSan once caught the product) and a camera matrix of zeros.
   text = plainCalibration(c, "Q") + "Q: {rows: 2000000000, cols: 2000000000, dt: d, data: [1, 2]}\n";
-  EXPECT_NE(calibrationError(text).find("Q is 2000000000x2000000000; a calibration matrix has 1 to 64 rows and columns"), std::string::npos)
+  EXPECT_NE(
+      calibrationError(text).find("Q is 2000000000x2000000000; a calibration matrix has 1 to 64 rows and columns"),
+      std::string::npos)
       << calibrationError(text);
   text = plainCalibration(c, "M2") + "M2: [0, 0, 0, 0, 0, 0, 0, 0, 0]\n";
-  EXPECT_NE(calibrationError(text).find("M2 has focal lengths fx 0.000000, fy 0.000000; both must be > 0"), std::string::npos) << calibrationError(text);
+  EXPECT_NE(calibrationError(text).find("M2 has focal lengths fx 0.000000, fy 0.000000; both must be > 0"),
+            std::string::npos)
+      << calibrationError(text);
   text = plainCalibration(c, "M1") + "M1: [500, 0, 320, 0, 500, 240, 0, 0, 0]\n";
   EXPECT_NE(calibrationError(text).find("M1's last row must be 0 0 1"), std::string::npos) << calibrationError(text);
   EXPECT_NE(calibrationError("M1: [unclosed").find("not YAML"), std::string::npos);
@@ -155,7 +161,10 @@ TEST(Calibration, ErrorsNameTheFileAndKey) {
 }
 
 TEST(Rectify, IdentityCalibrationLeavesThePictureAlone) {
-  Camera identity{{500, 0, 40, 0, 500, 30, 0, 0, 1}, {0, 0, 0, 0}, {1, 0, 0, 0, 1, 0, 0, 0, 1}, {500, 0, 40, 0, 0, 500, 30, 0, 0, 0, 1, 0}};
+  Camera identity{{500, 0, 40, 0, 500, 30, 0, 0, 1},
+                  {0, 0, 0, 0},
+                  {1, 0, 0, 0, 1, 0, 0, 0, 1},
+                  {500, 0, 40, 0, 0, 500, 30, 0, 0, 0, 1, 0}};
   Image picture = test::randomImage({Depth::u8, 3}, 81, 59), out({Depth::u8, 3}, 81, 59, MemoryKind::host);
   remapCpu(picture, rectifyMap(identity, 81, 59), out);
   EXPECT_TRUE(test::samePixels(picture, out));
@@ -168,12 +177,15 @@ TEST(StereoGraph, RectifiesAndMatchesFromYaml) {
   registerAllNodes(registry);
   registry.add<KeepSink>(Role::sink, "keep", "keeps frames");
   std::string data = test::stereoData("");
-  std::string yaml = "sources:\n  - {name: pair, type: images, params: {left: " + data + "chessboard/left, right: " + data + "chessboard/right, grey: true}}\n" +
-                     "stages:\n  - {name: rect, type: rectify, inputs: {left: pair.left, right: pair.right}, params: {calibration: " + data +
-                     "chessboard-calibration.yml}}\n" +
-                     "  - {name: sgm, type: stereo_sgm, inputs: {left: rect.left, right: rect.right}, params: {disparities: 64, calibration: " + data +
-                     "chessboard-calibration.yml, confidence: true}}\n" +
-                     "sinks:\n  - {name: keep, type: keep, inputs: {d: sgm.disparity, z: sgm.depth, c: sgm.confidence}}\n";
+  std::string yaml =
+      "sources:\n  - {name: pair, type: images, params: {left: " + data + "chessboard/left, right: " + data +
+      "chessboard/right, grey: true}}\n" +
+      "stages:\n  - {name: rect, type: rectify, inputs: {left: pair.left, right: pair.right}, params: {calibration: " +
+      data + "chessboard-calibration.yml}}\n" +
+      "  - {name: sgm, type: stereo_sgm, inputs: {left: rect.left, right: rect.right}, params: {disparities: 64, "
+      "calibration: " +
+      data + "chessboard-calibration.yml, confidence: true}}\n" +
+      "sinks:\n  - {name: keep, type: keep, inputs: {d: sgm.disparity, z: sgm.depth, c: sgm.confidence}}\n";
   auto graph = buildGraph(registry, yaml);
   ASSERT_TRUE(graph);
   graph->run();
@@ -193,8 +205,10 @@ TEST(StereoGraph, ConfigErrorsNameTheProblem) {
   registerAllNodes(registry);
   registry.add<KeepSink>(Role::sink, "keep", "keeps frames");
   std::string data = test::stereoData("");
-  std::string yaml = "sources:\n  - {name: pair, type: images, params: {left: " + data + "chessboard/left, right: " + data + "chessboard/right}}\n" +
-                     "stages:\n  - {name: sgm, type: stereo_sgm, inputs: {left: pair.left, right: pair.right}, params: {disparities: 96, p2: 250}}\n" +
+  std::string yaml = "sources:\n  - {name: pair, type: images, params: {left: " + data +
+                     "chessboard/left, right: " + data + "chessboard/right}}\n" +
+                     "stages:\n  - {name: sgm, type: stereo_sgm, inputs: {left: pair.left, right: pair.right}, params: "
+                     "{disparities: 96, p2: 250}}\n" +
                      "sinks:\n  - {name: keep, type: keep, inputs: {d: sgm.disparity}}\n";
   Diagnostics d("test.yaml");
   EXPECT_FALSE(buildGraph(registry, yaml, d));

@@ -38,9 +38,9 @@ const Options& options();
 struct Case {
   std::string name;  // "demosaic/rggb8-angles"
   std::string summary;
-  bool gpu = true;   // false: a CPU case, timed on the host
+  bool gpu = true;  // false: a CPU case, timed on the host
   std::function<std::unique_ptr<Run>(Size size, int inputSets)> make;
-  bool once = false; // a GPU case that runs its own streams (the whole graph): one iteration, timed on the host
+  bool once = false;  // a GPU case that runs its own streams (the whole graph): one iteration, timed on the host
 };
 
 std::vector<Case>& registry();

@@ -8,7 +8,8 @@ namespace pp::bench {
 namespace {
 
 __global__ void moveBytes(const uint4* __restrict__ in, uint4* __restrict__ out, size_t inChunks, size_t outChunks) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < outChunks; i += size_t{gridDim.x} * blockDim.x) out[i] = in[i % inChunks];
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < outChunks; i += size_t{gridDim.x} * blockDim.x)
+    out[i] = in[i % inChunks];
 }
 
 class BytesOnlyRun : public Run {
@@ -21,7 +22,8 @@ class BytesOnlyRun : public Run {
   void iterate(int index, StreamHandle stream) override {
     size_t outChunks = 3 * inChunks_;
     int blocks = static_cast<int>((outChunks / 4 + 127) / 128);  // four chunks a thread
-    moveBytes<<<blocks, 128, 0, stream>>>(in_.get() + index * inChunks_, out_.get() + index * outChunks, inChunks_, outChunks);
+    moveBytes<<<blocks, 128, 0, stream>>>(in_.get() + index * inChunks_, out_.get() + index * outChunks, inChunks_,
+                                          outChunks);
     PP_CUDA_CHECK_LAUNCH();
   }
   double bytesMoved() const override { return 4.0 * 16 * inChunks_; }
@@ -32,8 +34,10 @@ class BytesOnlyRun : public Run {
   DeviceBuffer<uint4> in_, out_;
 };
 
-[[maybe_unused]] const Register registered{{"demosaic/bytes-only", "only the bytes of rggb8-angles moved (raw read once, 3x written): the ceiling for one launch", true,
-                           [](Size size, int sets) { return std::make_unique<BytesOnlyRun>(size, sets); }}};
+[[maybe_unused]] const Register registered{
+    {"demosaic/bytes-only",
+     "only the bytes of rggb8-angles moved (raw read once, 3x written): the ceiling for one launch", true,
+     [](Size size, int sets) { return std::make_unique<BytesOnlyRun>(size, sets); }}};
 
 }  // namespace
 }  // namespace pp::bench

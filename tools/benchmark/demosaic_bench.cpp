@@ -10,7 +10,8 @@ namespace {
 
 class DemosaicRun : public bench::Run {
  public:
-  DemosaicRun(Mosaic mosaic, RawFormat format, std::vector<std::string> outputs, bench::Size size, int sets, bool cuda) : cuda_(cuda) {
+  DemosaicRun(Mosaic mosaic, RawFormat format, std::vector<std::string> outputs, bench::Size size, int sets, bool cuda)
+      : cuda_(cuda) {
     s_.mosaic = mosaic;
     s_.format = format;
     int w = size.width / 4 * 4, h = size.height / 4 * 4;
@@ -21,8 +22,11 @@ class DemosaicRun : public bench::Run {
     Image host(Format{wide ? Depth::u16 : Depth::u8, 1}, rawWidth, h, MemoryKind::host);
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < rawWidth; ++x)
-        if (wide) host.view<uint16_t>().at(x, y) = static_cast<uint16_t>(rng() & static_cast<unsigned>(polar::maxValue(format)));
-        else host.view<uint8_t>().at(x, y) = static_cast<uint8_t>(rng());
+        if (wide)
+          host.view<uint16_t>().at(x, y) =
+              static_cast<uint16_t>(rng() & static_cast<unsigned>(polar::maxValue(format)));
+        else
+          host.view<uint8_t>().at(x, y) = static_cast<uint8_t>(rng());
     bytes_ = static_cast<double>(pixelBytes(host.format())) * rawWidth * h;
     for (int i = 0; i < sets; ++i) {
       raws_.emplace_back(host.format(), rawWidth, h, memory);
@@ -51,30 +55,37 @@ class DemosaicRun : public bench::Run {
   double bytes_ = 0, pixels_ = 0;
 };
 
-void add(const std::string& name, Mosaic mosaic, std::vector<std::string> outputs, const std::string& summary, RawFormat format = RawFormat::mono8) {
+void add(const std::string& name, Mosaic mosaic, std::vector<std::string> outputs, const std::string& summary,
+         RawFormat format = RawFormat::mono8) {
   bench::registry().push_back({"demosaic/" + name, summary, true, [=](bench::Size size, int sets) {
                                  return std::make_unique<DemosaicRun>(mosaic, format, outputs, size, sets, true);
                                }});
-  bench::registry().push_back({"demosaic/" + name + "/cpu", summary + " (CPU reference)", false, [=](bench::Size size, int) {
-                                 return std::make_unique<DemosaicRun>(mosaic, format, outputs, size, 1, false);
-                               }});
+  bench::registry().push_back(
+      {"demosaic/" + name + "/cpu", summary + " (CPU reference)", false,
+       [=](bench::Size size, int) { return std::make_unique<DemosaicRun>(mosaic, format, outputs, size, 1, false); }});
 }
 
 [[maybe_unused]] const bool registered = [] {
   add("rggb8-angles", Mosaic::rggb, {"angles"}, "8-bit colour raw: four MHC-demosaiced RGB angle images");
   add("rggb8-s0-dolp-aolp", Mosaic::rggb, {"s0", "dolp", "aolp"}, "8-bit colour raw: S0, DoLP, AoLP");
-  add("rggb8-all", Mosaic::rggb, {"angles", "s0", "s1", "s2", "dolp", "aolp", "aolp_visual"}, "8-bit colour raw: every output");
+  add("rggb8-all", Mosaic::rggb, {"angles", "s0", "s1", "s2", "dolp", "aolp", "aolp_visual"},
+      "8-bit colour raw: every output");
   add("mono8-angles", Mosaic::mono, {"angles"}, "8-bit mono raw: four angle images (super-pixel)");
   add("mono8-s0-dolp-aolp", Mosaic::mono, {"s0", "dolp", "aolp"}, "8-bit mono raw: S0, DoLP, AoLP (super-pixel)");
-  add("rggb12-angles", Mosaic::rggb, {"angles"}, "12-bit colour raw (16-bit samples): four MHC-demosaiced RGB16 angle images", RawFormat::mono12);
-  add("rggb12p-angles", Mosaic::rggb, {"angles"}, "12-bit packed colour raw (Mono12p as a camera sends it, unpacked in the read): four RGB16 angle images",
+  add("rggb12-angles", Mosaic::rggb, {"angles"},
+      "12-bit colour raw (16-bit samples): four MHC-demosaiced RGB16 angle images", RawFormat::mono12);
+  add("rggb12p-angles", Mosaic::rggb, {"angles"},
+      "12-bit packed colour raw (Mono12p as a camera sends it, unpacked in the read): four RGB16 angle images",
       RawFormat::mono12p);
-  add("rggb12p-s0-dolp-aolp", Mosaic::rggb, {"s0", "dolp", "aolp"}, "12-bit packed colour raw (unpacked in the read): S0, DoLP, AoLP", RawFormat::mono12p);
-  add("rggb10p-angles", Mosaic::rggb, {"angles"}, "10-bit PFNC-packed colour raw (Mono10p, read sample by sample): four RGB16 angle images", RawFormat::mono10p);
-  add("rggb12packed-angles", Mosaic::rggb, {"angles"}, "12-bit GigE Vision-packed colour raw (Mono12Packed, read sample by sample): four RGB16 angle images",
+  add("rggb12p-s0-dolp-aolp", Mosaic::rggb, {"s0", "dolp", "aolp"},
+      "12-bit packed colour raw (unpacked in the read): S0, DoLP, AoLP", RawFormat::mono12p);
+  add("rggb10p-angles", Mosaic::rggb, {"angles"},
+      "10-bit PFNC-packed colour raw (Mono10p, read sample by sample): four RGB16 angle images", RawFormat::mono10p);
+  add("rggb12packed-angles", Mosaic::rggb, {"angles"},
+      "12-bit GigE Vision-packed colour raw (Mono12Packed, read sample by sample): four RGB16 angle images",
       RawFormat::mono12packed);
-  add("mono12p-s0-dolp-aolp", Mosaic::mono, {"s0", "dolp", "aolp"}, "12-bit packed mono raw (unpacked in the read): S0, DoLP, AoLP (super-pixel)",
-      RawFormat::mono12p);
+  add("mono12p-s0-dolp-aolp", Mosaic::mono, {"s0", "dolp", "aolp"},
+      "12-bit packed mono raw (unpacked in the read): S0, DoLP, AoLP (super-pixel)", RawFormat::mono12p);
   return true;
 }();
 

@@ -33,8 +33,10 @@ class GaussianRun : public bench::Run {
   }
   void iterate(int index, StreamHandle stream) override {
     auto i = static_cast<size_t>(index);
-    if (cuda_) filter_->apply(sources_[i], scratch_, outputs_[i], stream);
-    else separableCpu(sources_[i], outputs_[i], taps_);
+    if (cuda_)
+      filter_->apply(sources_[i], scratch_, outputs_[i], stream);
+    else
+      separableCpu(sources_[i], outputs_[i], taps_);
   }
   double bytesMoved() const override { return 2 * 3 * pixels_; }
   double pixels() const override { return pixels_; }
@@ -49,12 +51,15 @@ class GaussianRun : public bench::Run {
 };
 
 [[maybe_unused]] const bool registered = [] {
-  bench::registry().push_back({"filter/gaussian19-rgb8", "19-tap Gaussian, RGB8, frame size", true,
-                               [](bench::Size s, int sets) { return std::make_unique<GaussianRun>(s.width, s.height, sets, true); }});
-  bench::registry().push_back({"filter/gaussian19-rgb8-half", "19-tap Gaussian, RGB8, half the frame size", true,
-                               [](bench::Size s, int sets) { return std::make_unique<GaussianRun>(s.width / 2, s.height / 2, sets, true); }});
-  bench::registry().push_back({"filter/gaussian19-rgb8-half/cpu", "19-tap Gaussian, RGB8, half the frame size (CPU reference)", false,
-                               [](bench::Size s, int) { return std::make_unique<GaussianRun>(s.width / 2, s.height / 2, 1, false); }});
+  bench::registry().push_back(
+      {"filter/gaussian19-rgb8", "19-tap Gaussian, RGB8, frame size", true,
+       [](bench::Size s, int sets) { return std::make_unique<GaussianRun>(s.width, s.height, sets, true); }});
+  bench::registry().push_back(
+      {"filter/gaussian19-rgb8-half", "19-tap Gaussian, RGB8, half the frame size", true,
+       [](bench::Size s, int sets) { return std::make_unique<GaussianRun>(s.width / 2, s.height / 2, sets, true); }});
+  bench::registry().push_back(
+      {"filter/gaussian19-rgb8-half/cpu", "19-tap Gaussian, RGB8, half the frame size (CPU reference)", false,
+       [](bench::Size s, int) { return std::make_unique<GaussianRun>(s.width / 2, s.height / 2, 1, false); }});
   return true;
 }();
 
@@ -73,7 +78,8 @@ class DofRun : public bench::Run {
       Image host({Depth::u8, 3}, width, height, MemoryKind::host), z({Depth::f32, 1}, width, height, MemoryKind::host);
       for (int y = 0; y < height; ++y)
         for (int x = 0; x < width; ++x) {
-          for (int c = 0; c < 3; ++c) host.view<uint8_t>().at(x, y, c) = static_cast<uint8_t>((x * 5 + y * 3 + c * 50 + i) & 0xFF);
+          for (int c = 0; c < 3; ++c)
+            host.view<uint8_t>().at(x, y, c) = static_cast<uint8_t>((x * 5 + y * 3 + c * 50 + i) & 0xFF);
           z.view<float>().at(x, y) = 0.3f + 1.2f * static_cast<float>(x) / width;  // a ramp: every radius occurs
         }
       images_.emplace_back(host.format(), width, height, MemoryKind::device);
@@ -99,8 +105,9 @@ class DofRun : public bench::Run {
 };
 
 [[maybe_unused]] const bool registered = [] {
-  bench::registry().push_back({"dof/rgb8-half-rmax9", "depth of field, RGB8 at half the frame size, r_max 9, depth ramp through every radius", true,
-                               [](bench::Size s, int sets) { return std::make_unique<DofRun>(s.width / 2, s.height / 2, sets); }});
+  bench::registry().push_back(
+      {"dof/rgb8-half-rmax9", "depth of field, RGB8 at half the frame size, r_max 9, depth ramp through every radius",
+       true, [](bench::Size s, int sets) { return std::make_unique<DofRun>(s.width / 2, s.height / 2, sets); }});
   return true;
 }();
 

@@ -21,7 +21,8 @@ class FacesRun : public bench::Run {
       resizeExact(readGreyImage(messi), picture);
     } else {
       for (int y = 0; y < height; ++y)
-        for (int x = 0; x < width; ++x) picture.view<uint8_t>().at(x, y) = static_cast<uint8_t>((x * 2654435761u ^ y * 40503u) >> 7);
+        for (int x = 0; x < width; ++x)
+          picture.view<uint8_t>().at(x, y) = static_cast<uint8_t>((x * 2654435761u ^ y * 40503u) >> 7);
       note_ = "noise picture; ";
     }
     device_ = Image(picture.format(), width, height, MemoryKind::device);
@@ -49,9 +50,11 @@ class FacesRun : public bench::Run {
 };
 
 [[maybe_unused]] const bool registered = [] {
-  bench::registry().push_back({"faces/1224x1024", "Haar frontal faces, 1224x1024, scale 1.1, minNeighbors 3, boxes on the host", true,
+  bench::registry().push_back({"faces/1224x1024",
+                               "Haar frontal faces, 1224x1024, scale 1.1, minNeighbors 3, boxes on the host", true,
                                [](bench::Size, int) { return std::make_unique<FacesRun>(1224, 1024); }});
-  bench::registry().push_back({"faces/1920x1080", "Haar frontal faces, 1920x1080, scale 1.1, minNeighbors 3, boxes on the host", true,
+  bench::registry().push_back({"faces/1920x1080",
+                               "Haar frontal faces, 1920x1080, scale 1.1, minNeighbors 3, boxes on the host", true,
                                [](bench::Size, int) { return std::make_unique<FacesRun>(1920, 1080); }});
   return true;
 }();

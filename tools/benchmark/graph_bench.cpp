@@ -36,22 +36,33 @@ class CountSink : public Sink {
 };
 
 std::string graphYaml(int paths, double fps, int inFlight) {
-  return "pipeline: {frames_in_flight: " + std::to_string(inFlight) + "}\n"
+  return "pipeline: {frames_in_flight: " + std::to_string(inFlight) +
+         "}\n"
          "sources:\n"
          "  - name: cams\n    type: stereo_synth\n"
-         "    params: {left: tests/data/stereo/aloeL.jpg, right: tests/data/stereo/aloeR.jpg, size: [1224, 1024], overlay: tests/data/pictures/messi5.jpg,\n"
-         "             overlay_crop: [185, 45, 110, 125], overlay_at: [300, 80], overlay_disparity: 110, overlay_step: [3, 1], mosaic: polar_rggb, frames: 8, loop: true, fps: " + std::to_string(fps) + "}\n"
+         "    params: {left: tests/data/stereo/aloeL.jpg, right: tests/data/stereo/aloeR.jpg, size: [1224, 1024], "
+         "overlay: tests/data/pictures/messi5.jpg,\n"
+         "             overlay_crop: [185, 45, 110, 125], overlay_at: [300, 80], overlay_disparity: 110, overlay_step: "
+         "[3, 1], mosaic: polar_rggb, frames: 8, loop: true, fps: " +
+         std::to_string(fps) +
+         "}\n"
          "stages:\n"
-         "  - {name: left, type: demosaic, inputs: {raw: cams.left}, params: {mosaic: polar_rggb, outputs: [s0, aolp_visual]}}\n"
+         "  - {name: left, type: demosaic, inputs: {raw: cams.left}, params: {mosaic: polar_rggb, outputs: [s0, "
+         "aolp_visual]}}\n"
          "  - {name: right, type: demosaic, inputs: {raw: cams.right}, params: {mosaic: polar_rggb, outputs: [s0]}}\n"
-         "  - {name: rectified, type: rectify, inputs: {left: left.s0, right: right.s0}, params: {calibration: config/stereo-rig-calibration.yml}}\n"
-         "  - {name: sgm, type: stereo_sgm, inputs: {left: rectified.left, right: rectified.right}, params: {disparities: 128, paths: " +
+         "  - {name: rectified, type: rectify, inputs: {left: left.s0, right: right.s0}, params: {calibration: "
+         "config/stereo-rig-calibration.yml}}\n"
+         "  - {name: sgm, type: stereo_sgm, inputs: {left: rectified.left, right: rectified.right}, params: "
+         "{disparities: 128, paths: " +
          std::to_string(paths) +
          ", calibration: config/stereo-rig-calibration.yml}}\n"
-         "  - {name: faces, type: face_detect, inputs: {image: rectified.left, depth: sgm.depth}, params: {cascade: tests/data/cascades/haarcascade_frontalface_default.xml}}\n"
-         "  - {name: portrait, type: dof, inputs: {image: rectified.left, depth: sgm.depth, faces: faces.faces}, params: {focus: faces, k: 3, r_max: 9}}\n"
+         "  - {name: faces, type: face_detect, inputs: {image: rectified.left, depth: sgm.depth}, params: {cascade: "
+         "tests/data/cascades/haarcascade_frontalface_default.xml}}\n"
+         "  - {name: portrait, type: dof, inputs: {image: rectified.left, depth: sgm.depth, faces: faces.faces}, "
+         "params: {focus: faces, k: 3, r_max: 9}}\n"
          "  - name: view\n    type: compose\n"
-         "    inputs: {a: portrait.image, b: sgm.disparity, c: left.aolp_visual, d: rectified.left, boxes: faces.faces}\n"
+         "    inputs: {a: portrait.image, b: sgm.disparity, c: left.aolp_visual, d: rectified.left, boxes: "
+         "faces.faces}\n"
          "    params: {layout: grid2x2, colormaps: [none, turbo, none, none], max: [0, 2048, 0, 0]}\n"
          "sinks:\n  - {name: out, type: count, inputs: {view: view.image, faces: faces.faces}}\n";
 }
@@ -75,9 +86,13 @@ void makeRunnable(PipelineSpec& spec) {
   if (!cameraPort.empty()) {
     NodeSpec cams;
     cams.role = Role::source, cams.name = synth, cams.type = "stereo_synth", cams.keyPath = "sources." + synth;
-    cams.params = YAML::Load("{left: tests/data/stereo/aloeL.jpg, right: tests/data/stereo/aloeR.jpg, size: [1224, 1024], overlay: tests/data/pictures/messi5.jpg, "
-                             "overlay_crop: [185, 45, 110, 125], overlay_at: [300, 80], overlay_disparity: 110, overlay_step: [3, 1], frames: 8, loop: true}");
-    for (const char* picture : {"left", "right", "overlay"}) cams.params[picture] = std::filesystem::absolute(cams.params[picture].as<std::string>()).string();
+    cams.params = YAML::Load(
+        "{left: tests/data/stereo/aloeL.jpg, right: tests/data/stereo/aloeR.jpg, size: [1224, 1024], overlay: "
+        "tests/data/pictures/messi5.jpg, "
+        "overlay_crop: [185, 45, 110, 125], overlay_at: [300, 80], overlay_disparity: 110, overlay_step: [3, 1], "
+        "frames: 8, loop: true}");
+    for (const char* picture : {"left", "right", "overlay"})
+      cams.params[picture] = std::filesystem::absolute(cams.params[picture].as<std::string>()).string();
     cams.params["mosaic"] = mosaic;
     nodes.push_back(cams);
   }
@@ -102,14 +117,18 @@ class GraphRun : public bench::Run {
  public:
   // The built-in graph (`paths`, camera rate `fps`, `inFlight`), or with `configPath` that config's.
   GraphRun(int paths, double fps, int inFlight, const std::string& configPath = "")
-      : frames_(bench::options().frames > 0 ? static_cast<uint64_t>(bench::options().frames) : fps > 0 ? static_cast<uint64_t>(fps * 5) : 1000) {
-    if (!std::filesystem::exists("tests/data/stereo/aloeL.jpg")) throw std::runtime_error("graph/*: run from the repository root (tests/data is read)");
+      : frames_(bench::options().frames > 0 ? static_cast<uint64_t>(bench::options().frames)
+                : fps > 0                   ? static_cast<uint64_t>(fps * 5)
+                                            : 1000) {
+    if (!std::filesystem::exists("tests/data/stereo/aloeL.jpg"))
+      throw std::runtime_error("graph/*: run from the repository root (tests/data is read)");
     registerAllNodes(registry_);
     registry_.add<CountSink>(Role::sink, "count", "counts frames");
     size_t freeBefore = 0, total = 0;
     PP_CUDA_CHECK(cudaMemGetInfo(&freeBefore, &total));
     Diagnostics d(configPath.empty() ? "graph-bench.yaml" : configPath);
-    PipelineSpec spec = configPath.empty() ? parsePipeline(graphYaml(paths, fps, inFlight), "graph-bench.yaml", {}, d) : loadPipeline(configPath, {}, d);
+    PipelineSpec spec = configPath.empty() ? parsePipeline(graphYaml(paths, fps, inFlight), "graph-bench.yaml", {}, d)
+                                           : loadPipeline(configPath, {}, d);
     makeRunnable(spec);
     if (bench::options().framesInFlight > 0) spec.pipeline.framesInFlight = bench::options().framesInFlight;
     if (d.empty()) graph_ = Graph::build(spec, registry_, d, {"cuda", frames_, false});
@@ -129,7 +148,8 @@ class GraphRun : public bench::Run {
   double pixels() const override { return 2448.0 * 2048 * 2 * static_cast<double>(frames_); }
   std::string note() const override {
     char text[160];
-    std::snprintf(text, sizeof text, "%.0f frames/s; device memory %.0f MB after build", static_cast<double>(frames_) / seconds_, deviceMb_);
+    std::snprintf(text, sizeof text, "%.0f frames/s; device memory %.0f MB after build",
+                  static_cast<double>(frames_) / seconds_, deviceMb_);
     return text;
   }
   std::vector<std::pair<std::string, double>> stageGpuMs() const override { return graph_->metrics().stageGpuMs(); }
@@ -144,20 +164,32 @@ class GraphRun : public bench::Run {
 [[maybe_unused]] const bool registered = [] {
   for (int paths : {8, 4})
     bench::registry().push_back({"graph/stereo-2448x2048-p" + std::to_string(paths),
-                                 "the whole graph, 2448x2048 colour polarization stereo pair, SGM 1224x1024x128 with " + std::to_string(paths) + " paths, encoder excluded, as fast as it goes", true,
-                                 [paths](bench::Size, int) { return std::make_unique<GraphRun>(paths, 0, 3); }, true});
-  bench::registry().push_back({"graph/stereo-2448x2048-p8-2inflight", "the same with 8 paths and 2 frames in flight instead of 3: less queueing, as fast as it goes", true,
-                               [](bench::Size, int) { return std::make_unique<GraphRun>(8, 0, 2); }, true});
-  bench::registry().push_back({"graph/stereo-2448x2048-p4-250fps", "the same with 4 paths, the cameras delivering 250 frames/s (the throughput goal, paced), 5 s", true,
-                               [](bench::Size, int) { return std::make_unique<GraphRun>(4, 250, 3); }, true});
-  bench::registry().push_back({"graph/config", "the graph of --config FILE, its cameras made synthetic from the Aloe pair and its sinks counters, as fast as it goes", true,
+                                 "the whole graph, 2448x2048 colour polarization stereo pair, SGM 1224x1024x128 with " +
+                                     std::to_string(paths) + " paths, encoder excluded, as fast as it goes",
+                                 true, [paths](bench::Size, int) { return std::make_unique<GraphRun>(paths, 0, 3); },
+                                 true});
+  bench::registry().push_back(
+      {"graph/stereo-2448x2048-p8-2inflight",
+       "the same with 8 paths and 2 frames in flight instead of 3: less queueing, as fast as it goes", true,
+       [](bench::Size, int) { return std::make_unique<GraphRun>(8, 0, 2); }, true});
+  bench::registry().push_back(
+      {"graph/stereo-2448x2048-p4-250fps",
+       "the same with 4 paths, the cameras delivering 250 frames/s (the throughput goal, paced), 5 s", true,
+       [](bench::Size, int) { return std::make_unique<GraphRun>(4, 250, 3); }, true});
+  bench::registry().push_back({"graph/config",
+                               "the graph of --config FILE, its cameras made synthetic from the Aloe pair and its "
+                               "sinks counters, as fast as it goes",
+                               true,
                                [](bench::Size, int) {
-                                 if (bench::options().config.empty()) throw std::runtime_error("graph/config: name the config with --config FILE");
+                                 if (bench::options().config.empty())
+                                   throw std::runtime_error("graph/config: name the config with --config FILE");
                                  return std::make_unique<GraphRun>(0, 0, 0, bench::options().config);
                                },
                                true});
-  bench::registry().push_back({"graph/stereo-2448x2048-p8-24fps", "the same with 8 paths, the cameras delivering 24 frames/s (latency without queueing), 5 s", true,
-                               [](bench::Size, int) { return std::make_unique<GraphRun>(8, 24, 3); }, true});
+  bench::registry().push_back(
+      {"graph/stereo-2448x2048-p8-24fps",
+       "the same with 8 paths, the cameras delivering 24 frames/s (latency without queueing), 5 s", true,
+       [](bench::Size, int) { return std::make_unique<GraphRun>(8, 24, 3); }, true});
   return true;
 }();
 

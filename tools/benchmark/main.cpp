@@ -146,19 +146,28 @@ const Options& options() { return mutableOptions(); }
 
 int main(int argc, char** argv) {
   using namespace pp::bench;
-  CLI::App app{"polarpipe benchmarks: each case timed with CUDA events (median of many runs, inputs rotated), with the bytes it moves against the measured copy bandwidth"};
+  CLI::App app{
+      "polarpipe benchmarks: each case timed with CUDA events (median of many runs, inputs rotated), with the bytes it "
+      "moves against the measured copy bandwidth"};
   bool list = false;
   std::string pattern = ".*", sizeText = "2448x2048", jsonPath;
   int iterations = 50;
   app.add_flag("--list", list, "list the cases and exit");
   app.add_option("--case", pattern, "run the cases whose name matches this regular expression (e.g. 'demosaic/.*')");
   app.add_option("--size", sizeText, "raw frame size WxH")->capture_default_str();
-  app.add_option("--iterations", iterations, "timed iterations per case")->check(CLI::Range(5, 100000))->capture_default_str();
+  app.add_option("--iterations", iterations, "timed iterations per case")
+      ->check(CLI::Range(5, 100000))
+      ->capture_default_str();
   app.add_option("--json", jsonPath, "also write the results to this JSON file");
   Options& o = mutableOptions();
-  app.add_option("--frames", o.frames, "graph cases: frames to run (default: the case's)")->check(CLI::Range(1, 100000000));
-  app.add_option("--frames-in-flight", o.framesInFlight, "graph cases: frames in flight (default: the case's; 1 gives each stage's GPU time alone)")->check(CLI::Range(1, 16));
-  app.add_option("--config", o.config, "graph/config: the pipeline config to run, its aravis sources made synthetic (the Aloe pair) and its sinks counters")
+  app.add_option("--frames", o.frames, "graph cases: frames to run (default: the case's)")
+      ->check(CLI::Range(1, 100000000));
+  app.add_option("--frames-in-flight", o.framesInFlight,
+                 "graph cases: frames in flight (default: the case's; 1 gives each stage's GPU time alone)")
+      ->check(CLI::Range(1, 16));
+  app.add_option("--config", o.config,
+                 "graph/config: the pipeline config to run, its aravis sources made synthetic (the Aloe pair) and its "
+                 "sinks counters")
       ->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
 
@@ -191,8 +200,13 @@ int main(int argc, char** argv) {
   double copy = gpu ? copyBandwidthGBs() : 0;
   if (gpu) std::printf("device copy bandwidth: %.0f GB/s (256 MiB device to device, read + write)\n", copy);
   std::printf("%-36s %10s %12s %10s %10s %9s %7s\n", "case", "ms", "ms (x32)", "Mpix/s", "MB moved", "GB/s", "% copy");
-  nlohmann::json json = {{"device", pp::gpuDescription()}, {"copy_gb_per_s", copy}, {"size", sizeText}, {"cases", nlohmann::json::array()}};
-  if (gpu) json["multiprocessors"] = pp::deviceAttribute(cudaDevAttrMultiProcessorCount);  // as this process sees them (MPS may limit them)
+  nlohmann::json json = {{"device", pp::gpuDescription()},
+                         {"copy_gb_per_s", copy},
+                         {"size", sizeText},
+                         {"cases", nlohmann::json::array()}};
+  if (gpu)
+    json["multiprocessors"] =
+        pp::deviceAttribute(cudaDevAttrMultiProcessorCount);  // as this process sees them (MPS may limit them)
   int status = 0;
   for (const auto& c : cases) {
     if (c.gpu && !gpu) continue;
@@ -204,10 +218,16 @@ int main(int argc, char** argv) {
       status = 1;
       continue;
     }
-    std::printf("%-36s %10.4f %12.4f %10.0f %10.2f %9.0f %6.0f%%  %s\n", r.name.c_str(), r.ms, r.msBackToBack, r.mpixPerS, r.megabytes, r.gbPerS,
-                100 * r.shareOfCopy, r.note.c_str());
-    json["cases"].push_back({{"name", r.name}, {"ms", r.ms}, {"ms_back_to_back", r.msBackToBack}, {"mpix_per_s", r.mpixPerS}, {"megabytes", r.megabytes},
-                             {"gb_per_s", r.gbPerS}, {"share_of_copy", r.shareOfCopy}, {"note", r.note}});
+    std::printf("%-36s %10.4f %12.4f %10.0f %10.2f %9.0f %6.0f%%  %s\n", r.name.c_str(), r.ms, r.msBackToBack,
+                r.mpixPerS, r.megabytes, r.gbPerS, 100 * r.shareOfCopy, r.note.c_str());
+    json["cases"].push_back({{"name", r.name},
+                             {"ms", r.ms},
+                             {"ms_back_to_back", r.msBackToBack},
+                             {"mpix_per_s", r.mpixPerS},
+                             {"megabytes", r.megabytes},
+                             {"gb_per_s", r.gbPerS},
+                             {"share_of_copy", r.shareOfCopy},
+                             {"note", r.note}});
     if (!r.stageGpuMs.empty()) {
       nlohmann::json stages = nlohmann::json::array();
       for (const auto& [name, ms] : r.stageGpuMs) stages.push_back({{"stage", name}, {"gpu_ms", ms}});

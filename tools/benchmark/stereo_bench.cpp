@@ -46,7 +46,8 @@ class SgmRun : public bench::Run {
   double pixels() const override { return pixels_; }
   std::string note() const override {
     double mb = (sgm_->deviceBytes() + lefts_[0].bytes() + rights_[0].bytes() + disparity_.bytes()) / 1e6;
-    return "device memory " + std::to_string(static_cast<int>(mb)) + " MB (volume " + std::to_string(static_cast<int>(pixels_ * p_.disparities * 2 / 1e6)) + " MB)";
+    return "device memory " + std::to_string(static_cast<int>(mb)) + " MB (volume " +
+           std::to_string(static_cast<int>(pixels_ * p_.disparities * 2 / 1e6)) + " MB)";
   }
 
  private:
@@ -61,7 +62,9 @@ class SgmRun : public bench::Run {
 class RectifyRun : public bench::Run {
  public:
   RectifyRun(int width, int height, int sets) {
-    Camera cam{{700, 0, width / 2.0, 0, 700, height / 2.0, 0, 0, 1}, {-0.25, 0.1, 0.001, -0.001, 0}, {0.9998, 0.02, 0, -0.02, 0.9998, 0, 0, 0, 1},
+    Camera cam{{700, 0, width / 2.0, 0, 700, height / 2.0, 0, 0, 1},
+               {-0.25, 0.1, 0.001, -0.001, 0},
+               {0.9998, 0.02, 0, -0.02, 0.9998, 0, 0, 0, 1},
                {680, 0, width / 2.0, 0, 0, 680, height / 2.0, 0, 0, 0, 1, 0}};
     Image map = rectifyMap(cam, width, height);
     map_ = Image(map.format(), width, height, MemoryKind::device);
@@ -88,15 +91,21 @@ class RectifyRun : public bench::Run {
 [[maybe_unused]] const bool registered = [] {
   for (int paths : {8, 4}) {
     std::string p = std::to_string(paths);
-    bench::registry().push_back({"stereo/sgm-half-d128-p" + p, "SGM at half the frame size, 128 disparities, " + p + " paths, sub-pixel", true,
-                                 [paths](bench::Size s, int sets) { return std::make_unique<SgmRun>(s.width / 2, s.height / 2, 128, paths, sets); }});
-    bench::registry().push_back({"stereo/sgm-full-d256-p" + p, "SGM at the frame size, 256 disparities, " + p + " paths, sub-pixel", true,
-                                 [paths](bench::Size s, int sets) { return std::make_unique<SgmRun>(s.width, s.height, 256, paths, sets); }});
+    bench::registry().push_back({"stereo/sgm-half-d128-p" + p,
+                                 "SGM at half the frame size, 128 disparities, " + p + " paths, sub-pixel", true,
+                                 [paths](bench::Size s, int sets) {
+                                   return std::make_unique<SgmRun>(s.width / 2, s.height / 2, 128, paths, sets);
+                                 }});
+    bench::registry().push_back(
+        {"stereo/sgm-full-d256-p" + p, "SGM at the frame size, 256 disparities, " + p + " paths, sub-pixel", true,
+         [paths](bench::Size s, int sets) { return std::make_unique<SgmRun>(s.width, s.height, 256, paths, sets); }});
   }
-  bench::registry().push_back({"stereo/sgm-aloe-d256-p8", "SGM at Middlebury Aloe's 1282x1110, 256 disparities, 8 paths, sub-pixel", true,
-                               [](bench::Size, int sets) { return std::make_unique<SgmRun>(1282, 1110, 256, 8, sets); }});
-  bench::registry().push_back({"rectify/pair-half", "undistort + rectify both images of a pair at half the frame size (u8)", true,
-                               [](bench::Size s, int sets) { return std::make_unique<RectifyRun>(s.width / 2, s.height / 2, sets); }});
+  bench::registry().push_back(
+      {"stereo/sgm-aloe-d256-p8", "SGM at Middlebury Aloe's 1282x1110, 256 disparities, 8 paths, sub-pixel", true,
+       [](bench::Size, int sets) { return std::make_unique<SgmRun>(1282, 1110, 256, 8, sets); }});
+  bench::registry().push_back(
+      {"rectify/pair-half", "undistort + rectify both images of a pair at half the frame size (u8)", true,
+       [](bench::Size s, int sets) { return std::make_unique<RectifyRun>(s.width / 2, s.height / 2, sets); }});
   return true;
 }();
 

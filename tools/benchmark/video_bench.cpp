@@ -14,7 +14,8 @@ namespace {
 
 class VideoRun : public bench::Run {
  public:
-  VideoRun(int width, int height, bool waitForEach) : waitForEach_(waitForEach), frame_({Depth::u8, 3}, width, height, MemoryKind::host) {
+  VideoRun(int width, int height, bool waitForEach)
+      : waitForEach_(waitForEach), frame_({Depth::u8, 3}, width, height, MemoryKind::host) {
     auto v = frame_.view<uint8_t>();
     for (int y = 0; y < height; ++y)
       for (int x = 0; x < width * 3; ++x) v.row(y)[x] = static_cast<uint8_t>((x * 7 + y * 13) & 0xFF);
@@ -43,9 +44,16 @@ class VideoRun : public bench::Run {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return encoded_ >= pushed_; });
   }
-  double bytesMoved() const override { return static_cast<double>(frame_.width()) * frame_.height() * 3 * framesPerIteration(); }
-  double pixels() const override { return static_cast<double>(frame_.width()) * frame_.height() * framesPerIteration(); }
-  std::string note() const override { return waitForEach_ ? "x264 ultrafast zerolatency: frame in to encoded out" : "x264 ultrafast zerolatency: ms per 16 frames pipelined"; }
+  double bytesMoved() const override {
+    return static_cast<double>(frame_.width()) * frame_.height() * 3 * framesPerIteration();
+  }
+  double pixels() const override {
+    return static_cast<double>(frame_.width()) * frame_.height() * framesPerIteration();
+  }
+  std::string note() const override {
+    return waitForEach_ ? "x264 ultrafast zerolatency: frame in to encoded out"
+                        : "x264 ultrafast zerolatency: ms per 16 frames pipelined";
+  }
 
  private:
   int framesPerIteration() const { return waitForEach_ ? 1 : 16; }
@@ -59,8 +67,12 @@ class VideoRun : public bench::Run {
 };
 
 bench::Case videoCase(const std::string& name, int divisor, bool latency) {
-  return {name, std::string(latency ? "latency" : "throughput") + " of the H.264 sink (x264) on RGB frames at " + (divisor == 1 ? "the frame size" : "half the frame size"), false,
-          [divisor, latency](bench::Size s, int) { return std::make_unique<VideoRun>(s.width / divisor, s.height / divisor, latency); }};
+  return {name,
+          std::string(latency ? "latency" : "throughput") + " of the H.264 sink (x264) on RGB frames at " +
+              (divisor == 1 ? "the frame size" : "half the frame size"),
+          false, [divisor, latency](bench::Size s, int) {
+            return std::make_unique<VideoRun>(s.width / divisor, s.height / divisor, latency);
+          }};
 }
 
 const bench::Register kCases[] = {

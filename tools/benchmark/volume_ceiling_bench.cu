@@ -44,15 +44,15 @@ __global__ void volumePass(unsigned long long* words, size_t count, Pass pass) {
         for (int k = 0; k < 3; ++k) atomicAdd(words + i, kFourOnes);
         break;
       case Pass::reduceHalves:
-      case Pass::reduceHalvesThrice:
-        break;  // taken before the loop: a thread a pair of words
+      case Pass::reduceHalvesThrice: break;  // taken before the loop: a thread a pair of words
     }
   }
 }
 
 class VolumePassRun : public Run {
  public:
-  VolumePassRun(size_t pixels, int disparities, Pass pass) : words_(pixels * disparities / 4), pass_(pass), pixels_(pixels) {
+  VolumePassRun(size_t pixels, int disparities, Pass pass)
+      : words_(pixels * disparities / 4), pass_(pass), pixels_(pixels) {
     PP_CUDA_CHECK(cudaMemset(words_.get(), 0x5a, words_.bytes()));
     blocks_ = 16 * deviceAttribute(cudaDevAttrMultiProcessorCount);
   }
@@ -62,7 +62,9 @@ class VolumePassRun : public Run {
   }
   double bytesMoved() const override { return (pass_ == Pass::store ? 1.0 : 2.0) * words_.bytes(); }
   double pixels() const override { return static_cast<double>(pixels_); }
-  std::string note() const override { return "volume " + std::to_string(static_cast<int>(words_.bytes() / 1e6)) + " MB"; }
+  std::string note() const override {
+    return "volume " + std::to_string(static_cast<int>(words_.bytes() / 1e6)) + " MB";
+  }
 
  private:
   DeviceBuffer<unsigned long long> words_;
@@ -78,18 +80,22 @@ class VolumePassRun : public Run {
     Pass pass;
     const char* what;
   };
-  const Kind kinds[] = {{"store", Pass::store, "only stores (a first direction's write)"},
-                        {"add", Pass::add, "adds with plain loads and stores"},
-                        {"reduce", Pass::reduce, "adds with 64-bit reductions"},
-                        {"reduce-x3", Pass::reduceThrice, "adds three times a word with reductions (a front merged in the L2)"},
-                        {"reduce-f16", Pass::reduceHalves, "adds to f16 sums with 128-bit vector reductions (sm_90)"},
-                        {"reduce-f16-x3", Pass::reduceHalvesThrice, "adds three times to f16 sums with 128-bit vector reductions (sm_90)"}};
+  const Kind kinds[] = {
+      {"store", Pass::store, "only stores (a first direction's write)"},
+      {"add", Pass::add, "adds with plain loads and stores"},
+      {"reduce", Pass::reduce, "adds with 64-bit reductions"},
+      {"reduce-x3", Pass::reduceThrice, "adds three times a word with reductions (a front merged in the L2)"},
+      {"reduce-f16", Pass::reduceHalves, "adds to f16 sums with 128-bit vector reductions (sm_90)"},
+      {"reduce-f16-x3", Pass::reduceHalvesThrice,
+       "adds three times to f16 sums with 128-bit vector reductions (sm_90)"}};
   for (bool half : {true, false})
     for (const Kind& k : kinds) {
       std::string size = half ? "half" : "full";
-      registry().push_back({"stereo/volume-" + size + "-" + k.name, "one pass over the " + size + "-size SGM volume that " + k.what, true,
+      registry().push_back({"stereo/volume-" + size + "-" + k.name,
+                            "one pass over the " + size + "-size SGM volume that " + k.what, true,
                             [half, pass = k.pass](Size s, int) {
-                              size_t pixels = half ? static_cast<size_t>(s.width / 2) * (s.height / 2) : static_cast<size_t>(s.width) * s.height;
+                              size_t pixels = half ? static_cast<size_t>(s.width / 2) * (s.height / 2)
+                                                   : static_cast<size_t>(s.width) * s.height;
                               return std::make_unique<VolumePassRun>(pixels, half ? 128 : 256, pass);
                             }});
     }

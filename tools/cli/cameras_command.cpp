@@ -10,7 +10,9 @@
 namespace pp::cli {
 
 void addCamerasCommand(CLI::App& app, int& exitCode) {
-  auto* cmd = app.add_subcommand("cameras", "list the GigE Vision and USB3 Vision cameras found (id, vendor, model, serial, address, pixel formats, sensor size)");
+  auto* cmd = app.add_subcommand("cameras",
+                                 "list the GigE Vision and USB3 Vision cameras found (id, vendor, model, serial, "
+                                 "address, pixel formats, sensor size)");
   static bool brief = false;
   cmd->add_flag("--brief", brief, "do not open the cameras (no pixel formats or sensor size)");
   cmd->callback([&exitCode] {
@@ -22,8 +24,8 @@ void addCamerasCommand(CLI::App& app, int& exitCode) {
       return;
     }
     for (const auto& c : cameras) {
-      std::cout << c.id << "\n  vendor " << c.vendor << ", model " << c.model << ", serial " << c.serial << "\n  address " << c.address
-                << " (" << c.protocol << ", " << c.physicalId << ")\n";
+      std::cout << c.id << "\n  vendor " << c.vendor << ", model " << c.model << ", serial " << c.serial
+                << "\n  address " << c.address << " (" << c.protocol << ", " << c.physicalId << ")\n";
       if (!brief) {
         if (!c.openError.empty()) std::cout << "  cannot open: " << c.openError << "\n";
         if (c.sensorWidth) std::cout << "  sensor " << c.sensorWidth << "x" << c.sensorHeight << "\n";

@@ -18,7 +18,8 @@ inline CLI::Validator finiteIn(double lo, double hi) {
   return CLI::Validator(
       [lo, hi, range](std::string& text) -> std::string {
         double v = 0;
-        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v < lo || v > hi) return "'" + text + "' is not a finite number in " + range;
+        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v < lo || v > hi)
+          return "'" + text + "' is not a finite number in " + range;
         return "";
       },
       "NUMBER in " + range);
@@ -28,7 +29,8 @@ inline CLI::Validator finiteIn(double lo, double hi) {
 inline CLI::Validator countOf() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return "'" + text + "' is not a whole number >= 0";
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+          return "'" + text + "' is not a whole number >= 0";
         return "";
       },
       "COUNT");

@@ -13,12 +13,14 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
 
   CLI::App app{std::string("polarpipe: real-time polarization vision - cameras or files through a graph of stages (") +
-               (POLARPIPE_HAS_CUDA ? "CUDA, with CPU references" : "CPU backends; this build has no CUDA") + ") to image, video and recording sinks"};
-  app.footer("Examples:\n"
-             "  polarpipe run config/demo.yaml              the built-in demo (no camera needed)\n"
-             "  polarpipe validate config/camera.yaml       check a config without running it\n"
-             "  polarpipe types demosaic                    a stage's parameters\n"
-             "  polarpipe cameras --brief                   the cameras on the network");
+               (POLARPIPE_HAS_CUDA ? "CUDA, with CPU references" : "CPU backends; this build has no CUDA") +
+               ") to image, video and recording sinks"};
+  app.footer(
+      "Examples:\n"
+      "  polarpipe run config/demo.yaml              the built-in demo (no camera needed)\n"
+      "  polarpipe validate config/camera.yaml       check a config without running it\n"
+      "  polarpipe types demosaic                    a stage's parameters\n"
+      "  polarpipe cameras --brief                   the cameras on the network");
   app.set_version_flag("--version", std::string("polarpipe ") + POLARPIPE_VERSION);
   app.require_subcommand(1);
   int exitCode = 0;

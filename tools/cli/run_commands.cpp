@@ -1,13 +1,13 @@
 // polarpipe run | validate | types
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <thread>
-#include <unistd.h>
 
 #include "pipeline/graph.hpp"
 #include "stages/register.hpp"
@@ -34,9 +34,11 @@ struct RunOptions {
 
 void addGraphOptions(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("CONFIG", o.config, "pipeline YAML file")->required()->check(CLI::ExistingFile);
-  cmd.add_option("--backend", o.backend, "backend of every stage, overriding the config (auto takes CUDA when a device is present)")
+  cmd.add_option("--backend", o.backend,
+                 "backend of every stage, overriding the config (auto takes CUDA when a device is present)")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  cmd.add_option("--set", o.overrides, "override a config key, checked like the file: --set stages.NAME.params.KEY=VALUE (repeatable)")
+  cmd.add_option("--set", o.overrides,
+                 "override a config key, checked like the file: --set stages.NAME.params.KEY=VALUE (repeatable)")
       ->allow_extra_args(false);
 }
 
@@ -52,8 +54,8 @@ Registry& registry() {
 // Loads and builds; prints every error and returns nullptr when the config is wrong. Under validate
 // (devices other than use) a graph left unchecked without its cameras comes back as nullptr too,
 // with `unchecked` set and what was not checked printed.
-std::unique_ptr<Graph> load(const RunOptions& o, PipelineSpec& spec, bool logSummaries, PortSetup::Devices devices = PortSetup::Devices::use,
-                            bool* unchecked = nullptr) {
+std::unique_ptr<Graph> load(const RunOptions& o, PipelineSpec& spec, bool logSummaries,
+                            PortSetup::Devices devices = PortSetup::Devices::use, bool* unchecked = nullptr) {
   Diagnostics d(o.config);
   spec = loadPipeline(o.config, o.overrides, d);
   // Built even after structural errors, so that type, params and wiring errors come in the same report.
@@ -81,8 +83,10 @@ int runPipeline(const RunOptions& o) {
          std::vector<std::string> lines;
          std::string text = graph->describe(), line;
          for (char c : text)
-           if (c == '\n') lines.push_back(line), line.clear();
-           else line += c;
+           if (c == '\n')
+             lines.push_back(line), line.clear();
+           else
+             line += c;
          return lines;
        }())
     spdlog::info("  {}", line);
@@ -122,7 +126,8 @@ int validate(const RunOptions& o) {
   bool unchecked = false;
   auto graph = load(o, spec, false, o.cameras ? PortSetup::Devices::readOnly : PortSetup::Devices::none, &unchecked);
   if (unchecked) {
-    std::cout << o.config << ": OK as far as it could be checked without " << (o.cameras ? "changing the cameras" : "the cameras (--camera reads them)") << "\n";
+    std::cout << o.config << ": OK as far as it could be checked without "
+              << (o.cameras ? "changing the cameras" : "the cameras (--camera reads them)") << "\n";
     return 0;
   }
   if (!graph) return kExitBadInput;
@@ -139,9 +144,12 @@ int printTypes(const std::vector<std::string>& names) {
   for (const auto& name : names)
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       std::string hint = suggestion(name, known);
-      throw std::invalid_argument("no type named '" + name + "'" + (hint.empty() ? "" : "; " + hint) + " (types: " + joinList(known) + ")");
+      throw std::invalid_argument("no type named '" + name + "'" + (hint.empty() ? "" : "; " + hint) +
+                                  " (types: " + joinList(known) + ")");
     }
-  auto wanted = [&](const std::string& name) { return names.empty() || std::find(names.begin(), names.end(), name) != names.end(); };
+  auto wanted = [&](const std::string& name) {
+    return names.empty() || std::find(names.begin(), names.end(), name) != names.end();
+  };
   if (names.empty()) {
     for (Role role : {Role::source, Role::stage, Role::sink}) {
       std::cout << roleList(role) << ":";
@@ -170,20 +178,26 @@ int printTypes(const std::vector<std::string>& names) {
 
 void addRunCommands(CLI::App& app, int& exitCode) {
   auto runOptions = std::make_shared<RunOptions>();
-  auto* run = app.add_subcommand("run", "run a pipeline until its sources end, --frames are done, or SIGINT/SIGTERM (which drains and flushes)");
+  auto* run = app.add_subcommand(
+      "run", "run a pipeline until its sources end, --frames are done, or SIGINT/SIGTERM (which drains and flushes)");
   addGraphOptions(*run, *runOptions);
-  run->add_option("--frames", runOptions->frames, "stop after this many frames have reached the sinks (0: no limit)")->check(countOf());
+  run->add_option("--frames", runOptions->frames, "stop after this many frames have reached the sinks (0: no limit)")
+      ->check(countOf());
   run->callback([runOptions, &exitCode] { exitCode = runPipeline(*runOptions); });
 
   auto validateOptions = std::make_shared<RunOptions>();
-  auto* check = app.add_subcommand("validate", "check a pipeline file (keys, types, ranges, files, wiring, formats) without running it or changing a camera");
+  auto* check = app.add_subcommand(
+      "validate",
+      "check a pipeline file (keys, types, ranges, files, wiring, formats) without running it or changing a camera");
   addGraphOptions(*check, *validateOptions);
   check->add_flag("--camera", validateOptions->cameras,
-                  "also open the cameras, read-only: pixel format offered, region within the sensor, features present (without it no camera is touched)");
+                  "also open the cameras, read-only: pixel format offered, region within the sensor, features present "
+                  "(without it no camera is touched)");
   check->callback([validateOptions, &exitCode] { exitCode = validate(*validateOptions); });
 
   auto typeNames = std::make_shared<std::vector<std::string>>();
-  auto* types = app.add_subcommand("types", "list the source, stage and sink types with their parameters (polarpipe types dof: that one alone)");
+  auto* types = app.add_subcommand(
+      "types", "list the source, stage and sink types with their parameters (polarpipe types dof: that one alone)");
   types->add_option("NAME", *typeNames, "types to show (default: all)");
   types->callback([typeNames, &exitCode] { exitCode = printTypes(*typeNames); });
 }

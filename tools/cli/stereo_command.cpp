@@ -20,12 +20,14 @@ struct StereoArgs {
 std::pair<Image, Image> loadPair(const StereoArgs& a) {
   Image left = readGreyImage(a.left), right = readGreyImage(a.right);
   if (left.width() != right.width() || left.height() != right.height())
-    throw std::invalid_argument(a.left + " is " + std::to_string(left.width()) + "x" + std::to_string(left.height()) + " but " + a.right + " is " +
-                                std::to_string(right.width()) + "x" + std::to_string(right.height()));
+    throw std::invalid_argument(a.left + " is " + std::to_string(left.width()) + "x" + std::to_string(left.height()) +
+                                " but " + a.right + " is " + std::to_string(right.width()) + "x" +
+                                std::to_string(right.height()));
   if (a.calib.empty()) return {std::move(left), std::move(right)};
   stereo::StereoCalibration c = stereo::loadCalibration(a.calib);
   stereo::checkCalibrationSize(c, left.width(), left.height());
-  Image rl(left.format(), left.width(), left.height(), MemoryKind::host), rr(right.format(), right.width(), right.height(), MemoryKind::host);
+  Image rl(left.format(), left.width(), left.height(), MemoryKind::host),
+      rr(right.format(), right.width(), right.height(), MemoryKind::host);
   stereo::remapCpu(left, stereo::rectifyMap(c.left, left.width(), left.height()), rl);
   stereo::remapCpu(right, stereo::rectifyMap(c.right, right.width(), right.height()), rr);
   return {std::move(rl), std::move(rr)};
@@ -39,7 +41,8 @@ int stereoFiles(const StereoArgs& a) {
   Image disparity({Depth::u16, 1}, left.width(), left.height(), MemoryKind::host);
   if (cuda) {
     Stream stream;
-    Image dl(left.format(), left.width(), left.height(), MemoryKind::device), dr(right.format(), right.width(), right.height(), MemoryKind::device);
+    Image dl(left.format(), left.width(), left.height(), MemoryKind::device),
+        dr(right.format(), right.width(), right.height(), MemoryKind::device);
     Image dd(disparity.format(), left.width(), left.height(), MemoryKind::device);
     stereo::SgmCuda sgm(a.p, left.width(), left.height());
     copyImage(left, dl, stream.handle());
@@ -58,9 +61,11 @@ int stereoFiles(const StereoArgs& a) {
   }
   size_t valid = 0;
   for (int y = 0; y < disparity.height(); ++y)
-    for (int x = 0; x < disparity.width(); ++x) valid += disparity.view<uint16_t>().at(x, y) != stereo::kInvalidDisparity;
-  std::cout << " (" << disparity.width() << "x" << disparity.height() << ", " << 100.0 * valid / (static_cast<double>(disparity.width()) * disparity.height())
-            << "% valid, " << (cuda ? "cuda" : "cpu") << ")\n";
+    for (int x = 0; x < disparity.width(); ++x)
+      valid += disparity.view<uint16_t>().at(x, y) != stereo::kInvalidDisparity;
+  std::cout << " (" << disparity.width() << "x" << disparity.height() << ", "
+            << 100.0 * valid / (static_cast<double>(disparity.width()) * disparity.height()) << "% valid, "
+            << (cuda ? "cuda" : "cpu") << ")\n";
   return 0;
 }
 
@@ -68,23 +73,47 @@ int stereoFiles(const StereoArgs& a) {
 
 void addStereoCommand(CLI::App& app, int& exitCode) {
   auto a = std::make_shared<StereoArgs>();
-  auto* cmd = app.add_subcommand("stereo", "semi-global matching on a stereo pair of pictures: disparity as PFM (and 16-bit PNG)");
-  cmd->add_option("LEFT", a->left, "left picture (8-bit grey or RGB; RGB is converted to grey)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("RIGHT", a->right, "right picture, the left's size")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--disparities", a->p.disparities, "disparity candidates")->check(CLI::IsMember({64, 128, 256}))->capture_default_str();
-  cmd->add_option("--min-disparity", a->p.minDisparity, "disparity of the first candidate")->check(CLI::Range(0, 4096))->capture_default_str();
-  cmd->add_option("--paths", a->p.paths, "aggregation directions")->check(CLI::IsMember({4, 8}))->capture_default_str();
-  cmd->add_option("--p1", a->p.p1, "penalty of a one-step disparity change")->check(CLI::Range(0, 224))->capture_default_str();
-  cmd->add_option("--p2", a->p.p2, "penalty of a larger change (p1..224)")->check(CLI::Range(0, 224))->capture_default_str();
-  cmd->add_flag("--p2-adaptive,!--no-p2-adaptive", a->p.p2Adaptive, "P2 divided by the intensity step along the path (at least P1)")->capture_default_str();
-  cmd->add_option("--uniqueness", a->p.uniqueness, "percent by which the best cost must beat the second best (0: off)")->check(CLI::Range(0, 99))->capture_default_str();
-  cmd->add_option("--lr-max-diff", a->p.lrMaxDiff, "largest left-right disparity difference kept (-1: no check)")->check(CLI::Range(-1, 255))->capture_default_str();
-  cmd->add_flag("--subpixel,!--no-subpixel", a->p.subpixel, "parabola sub-pixel refinement (1/16 pixel)")->capture_default_str();
-  cmd->add_flag("--fill,!--no-fill", a->p.fill, "invalid pixels take the background disparity of their row (confidence 0)")->capture_default_str();
-  cmd->add_flag("--median,!--no-median", a->p.median, "3x3 median of the valid disparities")->capture_default_str();
-  cmd->add_option("--calib", a->calib, "stereo calibration (OpenCV FileStorage YAML or plain YAML: M1 D1 M2 D2 R T R1 R2 P1 P2 Q): rectify the pair first")
+  auto* cmd = app.add_subcommand(
+      "stereo", "semi-global matching on a stereo pair of pictures: disparity as PFM (and 16-bit PNG)");
+  cmd->add_option("LEFT", a->left, "left picture (8-bit grey or RGB; RGB is converted to grey)")
+      ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--backend", a->backend, "cuda, cpu, or auto (CUDA when a device is present)")->check(CLI::IsMember({"auto", "cuda", "cpu"}))->capture_default_str();
+  cmd->add_option("RIGHT", a->right, "right picture, the left's size")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--disparities", a->p.disparities, "disparity candidates")
+      ->check(CLI::IsMember({64, 128, 256}))
+      ->capture_default_str();
+  cmd->add_option("--min-disparity", a->p.minDisparity, "disparity of the first candidate")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  cmd->add_option("--paths", a->p.paths, "aggregation directions")->check(CLI::IsMember({4, 8}))->capture_default_str();
+  cmd->add_option("--p1", a->p.p1, "penalty of a one-step disparity change")
+      ->check(CLI::Range(0, 224))
+      ->capture_default_str();
+  cmd->add_option("--p2", a->p.p2, "penalty of a larger change (p1..224)")
+      ->check(CLI::Range(0, 224))
+      ->capture_default_str();
+  cmd->add_flag("--p2-adaptive,!--no-p2-adaptive", a->p.p2Adaptive,
+                "P2 divided by the intensity step along the path (at least P1)")
+      ->capture_default_str();
+  cmd->add_option("--uniqueness", a->p.uniqueness, "percent by which the best cost must beat the second best (0: off)")
+      ->check(CLI::Range(0, 99))
+      ->capture_default_str();
+  cmd->add_option("--lr-max-diff", a->p.lrMaxDiff, "largest left-right disparity difference kept (-1: no check)")
+      ->check(CLI::Range(-1, 255))
+      ->capture_default_str();
+  cmd->add_flag("--subpixel,!--no-subpixel", a->p.subpixel, "parabola sub-pixel refinement (1/16 pixel)")
+      ->capture_default_str();
+  cmd->add_flag("--fill,!--no-fill", a->p.fill,
+                "invalid pixels take the background disparity of their row (confidence 0)")
+      ->capture_default_str();
+  cmd->add_flag("--median,!--no-median", a->p.median, "3x3 median of the valid disparities")->capture_default_str();
+  cmd->add_option("--calib", a->calib,
+                  "stereo calibration (OpenCV FileStorage YAML or plain YAML: M1 D1 M2 D2 R T R1 R2 P1 P2 Q): rectify "
+                  "the pair first")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--backend", a->backend, "cuda, cpu, or auto (CUDA when a device is present)")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}))
+      ->capture_default_str();
   cmd->add_option("--out", a->out, "disparity in pixels as PFM (Middlebury: invalid = +inf)")->required();
   cmd->add_option("--out-png", a->outPng, "also a 16-bit PNG: disparity x 16, 0 = invalid");
   cmd->callback([a, &exitCode] { exitCode = stereoFiles(*a); });
