@@ -1,0 +1,34 @@
+// Which backend each stage runs on.
+#include <spdlog/spdlog.h>
+
+#include "pipeline/graph_impl.hpp"
+
+namespace pp::detail {
+
+std::optional<Backend> chooseBackend(const NodeSpec& spec, const Stage& stage, const PipelineSpec& pipeline,
+                                     const GraphOptions& options, Diagnostics& d) {
+  std::string wanted = !options.backend.empty() ? options.backend
+                       : !spec.backend.empty()  ? spec.backend
+                                                : pipeline.pipeline.backend;
+  bool forcedHere = options.backend.empty() && !spec.backend.empty();
+  if (wanted == "cpu") return Backend::cpu;
+  if (wanted == "cuda") {
+    if (!stage.hasCuda()) {
+      if (forcedHere) {
+        d.error(spec.mark, spec.keyPath + ".backend",
+                "stage type '" + spec.type + "' has no CUDA backend (allowed: cpu, auto)");
+        return std::nullopt;
+      }
+      spdlog::info("{}: '{}' has no CUDA backend; using cpu", spec.keyPath, spec.type);
+      return Backend::cpu;
+    }
+    if (!gpuAvailable()) {
+      d.error(spec.mark, spec.keyPath + ".backend", "cuda requested, but " + gpuDescription());
+      return std::nullopt;
+    }
+    return Backend::cuda;
+  }
+  return stage.hasCuda() && gpuAvailable() ? Backend::cuda : Backend::cpu;
+}
+
+}  // namespace pp::detail
