@@ -105,7 +105,6 @@ struct Slot {
   uint64_t index = 0;
 };
 
-
 // Backend of a stage: --backend, else the stage's own, else the pipeline's; auto takes CUDA when
 // a device is present and the stage has a CUDA backend. Nothing (reported) where it cannot be had.
 std::optional<Backend> chooseBackend(const NodeSpec& spec, const Stage& stage, const PipelineSpec& pipeline,
@@ -123,7 +122,7 @@ struct Graph::Impl {
   // scheduling thread, and those that wait for the device (CPU backends, waitsForDevice) with
   // everything downstream of them, run by a second thread on the frames the first hands it.
   std::vector<size_t> enqueueOrder, waitingOrder;
-  std::vector<detail::SourcePool> pools;                            // per node index (only sources use theirs)
+  std::vector<detail::SourcePool> pools;                    // per node index (only sources use theirs)
   std::vector<std::unique_ptr<FrameQueue<size_t>>> queues;  // per node index (sources)
   std::vector<detail::Slot> slots;
   std::unique_ptr<Stream> sinkStream;

@@ -11,8 +11,8 @@
 
 namespace pp {
 
-using detail::BufferSet;
 using detail::Binding;
+using detail::BufferSet;
 using detail::kNone;
 using detail::NodeRuntime;
 using detail::Slot;

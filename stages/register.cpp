@@ -1,32 +1,10 @@
 #include "stages/register.hpp"
 
+#include "registered_stages.inc"  // registerEachStage, generated from the stages' CMakeLists
+
 namespace pp {
 
-namespace compose {
-void registerComposeStage(Registry& registry);
-}
-namespace dof {
-void registerDofStage(Registry& registry);
-}
-namespace faces {
-void registerFaceDetectStage(Registry& registry);
-}
-namespace stereo {
-void registerStereoStages(Registry& registry);
-}
-namespace demosaic {
-void registerDemosaicStage(Registry& registry);
-void registerSynthSource(Registry& registry);
-}  // namespace demosaic
-
-void registerStages(Registry& registry) {
-  compose::registerComposeStage(registry);
-  demosaic::registerDemosaicStage(registry);
-  demosaic::registerSynthSource(registry);
-  dof::registerDofStage(registry);
-  stereo::registerStereoStages(registry);
-  faces::registerFaceDetectStage(registry);
-}
+void registerStages(Registry& registry) { registerEachStage(registry); }
 
 void registerAllNodes(Registry& registry) {
   registerPipelineNodes(registry);

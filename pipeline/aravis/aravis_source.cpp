@@ -596,9 +596,10 @@ class AravisSource : public Source, private TriggerTarget {
                              ? arv_device_get_string_feature_value(device, automatic, nullptr)
                              : nullptr;
       if (!mode || std::string(mode) == "Off") continue;
-      *value = 0;  // changes from frame to frame: unknown unless the frame's own chunk says
+      *value = 0;                     // changes from frame to frame: unknown unless the frame's own chunk says
+      const char* chunkName = chunk;  // a structured binding cannot be captured before C++20 (clang refuses)
       if (std::any_of(chunkFeatures_.begin(), chunkFeatures_.end(),
-                      [&](const ChunkFeature& f) { return f.name == chunk; }))
+                      [&](const ChunkFeature& f) { return f.name == chunkName; }))
         continue;
       spdlog::warn(
           "camera {}: {} is {}, so each frame's value is unknown (0 in its metadata) unless the camera sends it as "

@@ -155,7 +155,7 @@ std::vector<Window> detectRawCpu(const Cascade& c, const Image& grey, const Dete
               const CascadeStage& stage = c.stages[si];
               double total = 0;
               for (int k = 0; k < stage.count; ++k) {
-                const Stump& stump = c.stumps[static_cast<size_t>(stage.first + k)];
+                const Stump& stump = c.stumps[static_cast<size_t>(stage.first) + static_cast<size_t>(k)];
                 const HaarFeature& f = c.features[static_cast<size_t>(stump.feature)];
                 float value =
                     f.rects[0].weight *

@@ -60,14 +60,14 @@ int fixedPointBits(const Cascade& c) {
   for (const CascadeStage& st : c.stages) {
     finest(st.threshold);
     for (int k = 0; k < st.count; ++k)
-      finest(c.stumps[static_cast<size_t>(st.first + k)].left),
-          finest(c.stumps[static_cast<size_t>(st.first + k)].right);
+      finest(c.stumps[static_cast<size_t>(st.first) + static_cast<size_t>(k)].left),
+          finest(c.stumps[static_cast<size_t>(st.first) + static_cast<size_t>(k)].right);
   }
   for (const CascadeStage& st : c.stages) {
     double largest = std::fabs(st.threshold);
     for (int k = 0; k < st.count; ++k)
-      largest += std::max(std::fabs(c.stumps[static_cast<size_t>(st.first + k)].left),
-                          std::fabs(c.stumps[static_cast<size_t>(st.first + k)].right));
+      largest += std::max(std::fabs(c.stumps[static_cast<size_t>(st.first) + static_cast<size_t>(k)].left),
+                          std::fabs(c.stumps[static_cast<size_t>(st.first) + static_cast<size_t>(k)].right));
     if (std::ldexp(largest, bits) >= 0x1p53)
       throw std::invalid_argument(
           "face_detect: this cascade's leaf values need more than 53 bits to be summed exactly (" +
