@@ -57,8 +57,8 @@ constexpr int tileRows(int windowHeight) { return (kWindowTileY - 1) * kMaxStep 
 // A stump, laid out for five 16-byte loads: each rectangle's four corners (top left, top right,
 // bottom left, bottom right) as byte offsets in a tile's integral from the window's top-left corner,
 // the rectangles' weights (a third of 0: two rectangles), the feature's threshold, and the two leaf
-// values in the cascade's fixed point (a stage's double sum of floats is exact for every OpenCV
-// cascade, so 64-bit integers give the same sums in any order, without the double unit Jetsons
+// values in the cascade's fixed point (a stage's double sum of floats is exact for OpenCV's
+// cascades, so 64-bit integers give the same sums in any order, without the double unit Jetsons
 // barely have).
 struct alignas(16) GpuStump {
   int corners[3][4];
