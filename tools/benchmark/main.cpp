@@ -204,9 +204,10 @@ int main(int argc, char** argv) {
                          {"copy_gb_per_s", copy},
                          {"size", sizeText},
                          {"cases", nlohmann::json::array()}};
-  if (gpu)
-    json["multiprocessors"] =
-        pp::deviceAttribute(cudaDevAttrMultiProcessorCount);  // as this process sees them (MPS may limit them)
+#if POLARPIPE_HAS_CUDA
+  // As this process sees them: MPS may limit them.
+  if (gpu) json["multiprocessors"] = pp::deviceAttribute(cudaDevAttrMultiProcessorCount);
+#endif
   int status = 0;
   for (const auto& c : cases) {
     if (c.gpu && !gpu) continue;
