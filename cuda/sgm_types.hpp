@@ -44,6 +44,10 @@ constexpr int kPathDirections[8][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {1, 1},
 
 constexpr uint16_t kInvalidDisparity = 0xFFFF;  // in the 16-bit output (disparity x 16 otherwise)
 constexpr int kSubpixelBits = 4;
+// min_disparity + disparities stay below this (disparity x 16 fits the 16-bit output below
+// kInvalidDisparity): the one bound the YAML schema, the command line and checkParams all use.
+constexpr int kDisparityLimit = (kInvalidDisparity >> kSubpixelBits) + 1;  // 4096
+constexpr int kMaxMinDisparity = kDisparityLimit - 1 - 64;                 // with the fewest disparities, 64
 constexpr int kOutsideCost = 31;
 constexpr int kCensusWidth = 9, kCensusHeight = 7;
 

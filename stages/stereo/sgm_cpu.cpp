@@ -108,10 +108,10 @@ void checkParams(const SgmParams& p) {
   auto bad = [](const std::string& what) { throw std::invalid_argument("stereo_sgm: " + what); };
   if (p.disparities != 64 && p.disparities != 128 && p.disparities != 256)
     bad("disparities must be 64, 128 or 256, not " + std::to_string(p.disparities));
-  if (p.minDisparity < 0 || p.minDisparity > 4096)
-    bad("min_disparity must be in 0..4096, not " + std::to_string(p.minDisparity));
-  if ((p.minDisparity + p.disparities) * (1 << kSubpixelBits) >= kInvalidDisparity)
-    bad("min_disparity + disparities must stay below 4096");
+  if (p.minDisparity < 0 || p.minDisparity > kMaxMinDisparity)
+    bad("min_disparity must be in 0.." + std::to_string(kMaxMinDisparity) + ", not " + std::to_string(p.minDisparity));
+  if (p.minDisparity + p.disparities >= kDisparityLimit)
+    bad("min_disparity + disparities must stay below " + std::to_string(kDisparityLimit));
   if (p.paths != 4 && p.paths != 8) bad("paths must be 4 or 8, not " + std::to_string(p.paths));
   if (p.p1 < 0 || p.p1 > 224) bad("p1 must be in 0..224, not " + std::to_string(p.p1));
   if (p.p2 < p.p1 || p.p2 > 224) bad("p2 must be in p1..224 (path costs stay in 8 bits), not " + std::to_string(p.p2));

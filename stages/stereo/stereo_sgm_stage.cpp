@@ -25,7 +25,8 @@ class StereoSgmStage : public Stage {
         ParamSchema<Params>()
             .add("disparities", &Params::disparities, "disparity candidates",
                  Rule<int>{"64, 128 or 256", [](const int& d) { return d == 64 || d == 128 || d == 256; }})
-            .add("min_disparity", &Params::min_disparity, "disparity of the first candidate", intIn(0, 3800))
+            .add("min_disparity", &Params::min_disparity, "disparity of the first candidate",
+                 intIn(0, kMaxMinDisparity))
             .add("paths", &Params::paths, "aggregation directions: 4 (rows, columns) or 8 (and diagonals)",
                  Rule<int>{"4 or 8", [](const int& n) { return n == 4 || n == 8; }})
             .add("p1", &Params::p1, "penalty of a one-step disparity change", intIn(0, 224))

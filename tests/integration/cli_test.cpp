@@ -297,6 +297,10 @@ TEST(Cli, StereoOnFilesAndItsErrors) {
   Child broken = spawn({binary(), "stereo", left, right, "--calib", dir / "bad.yml", "--out", dir / "x.pfm"}, dir);
   EXPECT_EQ(waitFor(broken, std::chrono::seconds(10)), 2);
   EXPECT_NE(slurp(broken.err).find("M1 has 2 values"), std::string::npos) << slurp(broken.err);
+  // min_disparity's bound is the schema's and checkParams' (it was 4096 here, 3800 in YAML).
+  Child far = spawn({binary(), "stereo", left, right, "--min-disparity", "4032", "--out", dir / "x.pfm"}, dir);
+  EXPECT_NE(waitFor(far, std::chrono::seconds(10)), 0);
+  EXPECT_NE(slurp(far.err).find("4031"), std::string::npos) << slurp(far.err);
 }
 
 // Faces in a picture as JSON lines; a broken cascade and a picture smaller than the window.

@@ -82,6 +82,12 @@ TEST(SgmParamsCheck, NamesTheBadParameter) {
   p.paths = 6;
   EXPECT_NE(message(p).find("paths"), std::string::npos);
   EXPECT_EQ(message(SgmParams{}), "");
+  // The one bound on min_disparity: with the fewest disparities the sum stays below kDisparityLimit.
+  p = {};
+  p.disparities = 64, p.minDisparity = kMaxMinDisparity;
+  EXPECT_EQ(message(p), "");
+  p.minDisparity = kMaxMinDisparity + 1;
+  EXPECT_NE(message(p).find("min_disparity must be in 0..4031"), std::string::npos) << message(p);
 }
 
 // --- calibration ---
@@ -214,6 +220,14 @@ TEST(StereoGraph, ConfigErrorsNameTheProblem) {
   EXPECT_FALSE(buildGraph(registry, yaml, d));
   EXPECT_NE(d.text().find("disparities"), std::string::npos) << d.text();
   EXPECT_NE(d.text().find("p2"), std::string::npos) << d.text();
+  // The YAML schema's bound on min_disparity is checkParams' (it was 3800 here, 4096 there).
+  Diagnostics far("test.yaml");
+  std::string tooFar = yaml;
+  tooFar.replace(tooFar.find("{disparities: 96, p2: 250}"), std::string("{disparities: 96, p2: 250}").size(),
+                 "{min_disparity: 4032}");
+  EXPECT_FALSE(buildGraph(registry, tooFar, far));
+  EXPECT_NE(far.text().find("min_disparity"), std::string::npos) << far.text();
+  EXPECT_NE(far.text().find("4031"), std::string::npos) << far.text();
 }
 
 }  // namespace

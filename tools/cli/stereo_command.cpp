@@ -83,7 +83,7 @@ void addStereoCommand(CLI::App& app, int& exitCode) {
       ->check(CLI::IsMember({64, 128, 256}))
       ->capture_default_str();
   cmd->add_option("--min-disparity", a->p.minDisparity, "disparity of the first candidate")
-      ->check(CLI::Range(0, 4096))
+      ->check(CLI::Range(0, stereo::kMaxMinDisparity))
       ->capture_default_str();
   cmd->add_option("--paths", a->p.paths, "aggregation directions")->check(CLI::IsMember({4, 8}))->capture_default_str();
   cmd->add_option("--p1", a->p.p1, "penalty of a one-step disparity change")
