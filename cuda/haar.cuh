@@ -89,9 +89,9 @@ void launchPyramid(const PyramidArgs& a, cudaStream_t stream);
 // Stage 0 on every window of every level: code -1 (flat window), 0 (rejected) or 1 (passed) and
 // the variance normalisation per window position; then per row OpenCV's rule (after a rejection in
 // stage 0 the next window is not looked at), leaving 1 in `codes` where a window was looked at and
-// passed. `mostCols`: the most window positions a level has in a row.
-void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int mostCols, int mostRows, int8_t* codes,
-                      float* norms, cudaStream_t stream);
+// passed. `mostRows`: the most rows of window positions a level has.
+void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int mostRows, int8_t* codes, float* norms,
+                      cudaStream_t stream);
 
 // The later stages on every window `codes` marks, tile by tile; the windows that pass them all go
 // to `out` (count in *outCount, at most `capacity` stored).

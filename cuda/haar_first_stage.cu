@@ -1,8 +1,5 @@
 // The cascade's first stage on every window position of every level, from a tile's integrals in
 // shared memory, then OpenCV's skip rule along each row.
-#include <stdexcept>
-#include <string>
-
 #include "cuda/cuda_check.hpp"
 #include "cuda/haar_tile.cuh"
 #include "cuda/shared_memory.cuh"
@@ -12,7 +9,7 @@ namespace pp::faces {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kRowWarps = 4, kMaxColumns = 4096;
+constexpr int kRowWarps = 4;
 
 // Code per window position: -1 flat (variance rule), 0 rejected by stage 0, 1 passed. The squared
 // integral gives each window's sum of squares first; the same shared memory then holds the
@@ -51,35 +48,40 @@ __global__ void __launch_bounds__(kThreads, 4) firstStage(CascadeArgs c, Pyramid
   }
 }
 
-// A warp per row of window positions: OpenCV looks at the window after one that stage 0 rejected
-// only when it skipped that one, so lane 0 walks the row; the row's codes become 1 where a window
-// was looked at and passed, else 0.
+// A warp per row of window positions, OpenCV's rule: the window after one that stage 0 rejected is
+// looked at only when that one was skipped. Whether a window is skipped depends on the row before
+// it, so the warp scans it 32 windows at a time: each window's step is a function of the state it
+// meets (skip or not), two bits, composed along the row by a warp-wide prefix scan. The row's codes
+// become 1 where a window was looked at and passed, else 0.
 __global__ void skipRule(PyramidArgs a, int8_t* codes) {
-  __shared__ int8_t take[kRowWarps][kMaxColumns];
   const LevelGeometry& g = a.geometry[blockIdx.y];
-  int warp = threadIdx.x / 32, lane = threadIdx.x % 32, row = blockIdx.x * kRowWarps + warp;
+  const int lane = threadIdx.x % 32, row = blockIdx.x * kRowWarps + threadIdx.x / 32;
   if (row >= g.rows) return;  // whole warps
   int8_t* rowCodes = codes + g.codeOffset + static_cast<size_t>(row) * g.cols;
-  for (int col = lane; col < g.cols; col += 32) take[warp][col] = rowCodes[col];
-  __syncwarp();
-  if (lane == 0) {
-    bool skipNext = false;
-    for (int col = 0; col < g.cols; ++col) {
-      int8_t code = take[warp][col];
-      take[warp][col] = !skipNext && code == 1;
-      skipNext = !skipNext && code == 0;
+  // A step as bit s = the state after the window when it met state s (1: skip the next one).
+  auto apply = [](unsigned step, unsigned state) { return (step >> state) & 1u; };
+  unsigned carry = 0;  // the state entering this run of 32
+  for (int base = 0; base < g.cols; base += 32) {
+    const int col = base + lane;
+    const int8_t code = col < g.cols ? rowCodes[col] : 0;
+    // Met 0: a rejection (code 0) skips the next; met 1: skipped, so the next is looked at. Past the
+    // row's end: the identity.
+    unsigned step = col < g.cols ? (code == 0 ? 1u : 0u) : 2u;
+    for (int offset = 1; offset < 32; offset *= 2) {
+      unsigned before = __shfl_up_sync(0xFFFFFFFFu, step, offset);
+      if (lane >= offset) step = apply(step, apply(before, 0)) | apply(step, apply(before, 1)) << 1;
     }
+    const unsigned through = __shfl_up_sync(0xFFFFFFFFu, step, 1);  // the row up to the window before
+    const unsigned met = lane == 0 ? carry : apply(through, carry);
+    if (col < g.cols) rowCodes[col] = met == 0 && code == 1 ? 1 : 0;
+    carry = apply(__shfl_sync(0xFFFFFFFFu, step, 31), carry);
   }
-  __syncwarp();
-  for (int col = lane; col < g.cols; col += 32) rowCodes[col] = take[warp][col];
 }
 
 }  // namespace
 
-void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int mostCols, int mostRows, int8_t* codes,
-                      float* norms, cudaStream_t stream) {
-  if (mostCols > kMaxColumns)
-    throw std::invalid_argument("face_detect: at most " + std::to_string(kMaxColumns) + " window positions a row");
+void launchFirstStage(const CascadeArgs& c, const PyramidArgs& a, int mostRows, int8_t* codes, float* norms,
+                      cudaStream_t stream) {
   if (a.windowTiles == 0) return;  // no level fits a window
   size_t shared = sizeof(uint32_t) * tilePitch(c.windowWidth) * tileRows(c.windowHeight);
   allowSharedMemory(firstStage, shared, "face_detect's first stage");

@@ -94,7 +94,7 @@ struct FaceDetectorCuda::State {
   DeviceBuffer<float> norms;
   DeviceBuffer<Candidate> found;
   DeviceBuffer<int> foundCount;
-  int capacity = 0, mostCols = 0, mostRows = 0, pixelTiles = 0, windowTiles = 0;
+  int capacity = 0, mostRows = 0, pixelTiles = 0, windowTiles = 0;
   Image grey;  // colour input made grey
 };
 
@@ -122,7 +122,7 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
     g.tableY = static_cast<int>(tables.size());
     for (int i = 0; i < l.height; ++i) tables.push_back({ay.index[i], ay.weight[i]});
     g.beforeX = ax.before, g.afterX = ax.after, g.beforeY = ay.before, g.afterY = ay.after;
-    s.mostCols = std::max(s.mostCols, g.cols), s.mostRows = std::max(s.mostRows, g.rows);
+    s.mostRows = std::max(s.mostRows, g.rows);
     g.pixelTile = s.pixelTiles, g.windowTile = s.windowTiles;
     s.pixelTiles += (l.width + kPixelTileX - 1) / kPixelTileX * ((l.height + kPixelTileY - 1) / kPixelTileY);
     s.windowTiles += (g.cols + kWindowTileX - 1) / kWindowTileX * ((g.rows + kWindowTileY - 1) / kWindowTileY);
@@ -194,7 +194,7 @@ std::vector<Window> FaceDetectorCuda::detectRaw(const Image& image, StreamHandle
                 s.cascade.height};
   PP_CUDA_CHECK(cudaMemsetAsync(s.foundCount.get(), 0, sizeof(int), stream));
   launchPyramid(a, stream);
-  launchFirstStage(c, a, s.mostCols, s.mostRows, s.codes.get(), s.norms.get(), stream);
+  launchFirstStage(c, a, s.mostRows, s.codes.get(), s.norms.get(), stream);
   launchLaterStages(c, a, s.codes.get(), s.norms.get(), s.found.get(), s.foundCount.get(), s.capacity, stream);
   int found = 0;
   PP_CUDA_CHECK(cudaMemcpyAsync(&found, s.foundCount.get(), sizeof(int), cudaMemcpyDeviceToHost, stream));
