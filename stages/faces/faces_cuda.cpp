@@ -57,17 +57,17 @@ int fixedPointBits(const Cascade& c) {
     while (whole % 2 == 0) whole /= 2, --fraction;
     bits = std::max(bits, fraction);
   };
+  auto stump = [&c](const CascadeStage& st, int k) -> const Stump& {
+    return c.stumps[static_cast<size_t>(st.first) + static_cast<size_t>(k)];
+  };
   for (const CascadeStage& st : c.stages) {
     finest(st.threshold);
-    for (int k = 0; k < st.count; ++k)
-      finest(c.stumps[static_cast<size_t>(st.first) + static_cast<size_t>(k)].left),
-          finest(c.stumps[static_cast<size_t>(st.first) + static_cast<size_t>(k)].right);
+    for (int k = 0; k < st.count; ++k) finest(stump(st, k).left), finest(stump(st, k).right);
   }
+  // Only once every value's bits are known can each stage's largest sum be checked against them.
   for (const CascadeStage& st : c.stages) {
     double largest = std::fabs(st.threshold);
-    for (int k = 0; k < st.count; ++k)
-      largest += std::max(std::fabs(c.stumps[static_cast<size_t>(st.first) + static_cast<size_t>(k)].left),
-                          std::fabs(c.stumps[static_cast<size_t>(st.first) + static_cast<size_t>(k)].right));
+    for (int k = 0; k < st.count; ++k) largest += std::max(std::fabs(stump(st, k).left), std::fabs(stump(st, k).right));
     if (std::ldexp(largest, bits) >= 0x1p53)
       throw std::invalid_argument(
           "face_detect: this cascade's leaf values need more than 53 bits to be summed exactly (" +
