@@ -1,11 +1,12 @@
 // Typed parameters declared once per node type: key, member, allowed values, default, help.
-// The same declaration validates YAML (every error at once, with file:line and key path) and
-// prints the parameter table in --help.
+// The same declaration validates YAML (every error at once, with file:line and key path), prints
+// the parameter table in --help, and gives the file commands their options (tools/cli/param_options.hpp).
 #pragma once
 #include <functional>
 #include <map>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "config/diagnostics.hpp"
@@ -92,10 +93,14 @@ template <class T> std::string toText(const std::vector<T>& v) {
 
 std::string resolvePath(const std::string& path, const std::string& baseDir);
 
+template <class T> struct IsList : std::false_type {};
+template <class T> struct IsList<std::vector<T>> : std::true_type {};
+
 template <class P> class ParamSchema {
  public:
   template <class T> ParamSchema& add(std::string key, T P::*member, std::string help, Rule<T> rule = anyValue<T>()) {
-    fields_.push_back({key, help, rule.allowed, [member](const P& p) { return toText(p.*member); },
+    Kind kind = std::is_same_v<T, bool> ? Kind::flag : IsList<T>::value ? Kind::list : Kind::value;
+    fields_.push_back({key, help, rule.allowed, kind, [member](const P& p) { return toText(p.*member); },
                        [key, member, rule](const YAML::Node& value, P& p, ParamContext& ctx) {
                          std::string path = ctx.keyPath + "." + key;
                          T parsed{};
@@ -112,6 +117,16 @@ template <class P> class ParamSchema {
                          }
                          p.*member = parsed;
                        }});
+    return *this;
+  }
+
+  // Every key of a schema over a base of P (a stage's parameters that extend an algorithm's).
+  template <class Base> ParamSchema& include(const ParamSchema<Base>& base) {
+    static_assert(std::is_base_of_v<Base, P>);
+    for (const auto& f : base.fields_)
+      fields_.push_back(
+          {f.key, f.help, f.allowed, static_cast<Kind>(f.kind), [show = f.show](const P& p) { return show(p); },
+           [parse = f.parse](const YAML::Node& value, P& p, ParamContext& ctx) { parse(value, p, ctx); }});
     return *this;
   }
 
@@ -145,6 +160,42 @@ template <class P> class ParamSchema {
     return out;
   }
 
+  // A key's value given as text, as on a command line ("12", "true", "s0,dolp" for a list): checked
+  // by the same rule as in YAML; false, with the reason in `problem`, when it is refused.
+  bool setText(const std::string& key, const std::string& text, P& p, std::string& problem) const {
+    const Field* field = find(key);
+    if (!field) {
+      problem = "unknown key '" + key + "'";
+      return false;
+    }
+    YAML::Node value;
+    if (field->kind == Kind::list) {
+      std::istringstream items(text);
+      for (std::string item; std::getline(items, item, ',');) value.push_back(YAML::Node(item));
+    } else {
+      value = YAML::Node(text);
+    }
+    Diagnostics diagnostics;
+    ParamContext ctx{diagnostics, key, "", {}};
+    field->parse(value, p, ctx);
+    if (diagnostics.empty()) return true;
+    problem = diagnostics.errors().front().message;
+    return false;
+  }
+
+  // What a command line needs to offer a key as an option.
+  struct Option {
+    std::string key, help, allowed;
+    bool flag;  // a bool: --key / --no-key
+    bool list;  // comma-separated values
+  };
+  std::vector<Option> options() const {
+    std::vector<Option> out;
+    for (const auto& f : fields_) out.push_back({f.key, f.help, f.allowed, f.kind == Kind::flag, f.kind == Kind::list});
+    return out;
+  }
+  std::string valueText(const std::string& key, const P& p) const { return find(key) ? find(key)->show(p) : ""; }
+
   // One line a key: name, allowed values, default, help.
   std::string help(const P& defaults = {}) const {
     std::ostringstream out;
@@ -154,8 +205,11 @@ template <class P> class ParamSchema {
   }
 
  private:
+  template <class Other> friend class ParamSchema;
+  enum class Kind { value, flag, list };
   struct Field {
     std::string key, help, allowed;
+    Kind kind;
     std::function<std::string(const P&)> show;
     std::function<void(const YAML::Node&, P&, ParamContext&)> parse;
   };

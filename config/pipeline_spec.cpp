@@ -145,9 +145,9 @@ void parseNodeList(const YAML::Node& list, Role role, PipelineSpec& spec, Diagno
     if (const YAML::Node backend = item["backend"]) {
       if (role != Role::stage) {
         d.error(backend, node.keyPath + ".backend", std::string("only stages have a backend, not ") + listKey);
-      } else if (!backend.IsScalar() ||
-                 (backend.Scalar() != "auto" && backend.Scalar() != "cuda" && backend.Scalar() != "cpu")) {
-        d.error(backend, node.keyPath + ".backend", "expected one of: auto, cuda, cpu, got " + describe(backend));
+      } else if (!backend.IsScalar() || !oneOf(backendNames()).accepts(backend.Scalar())) {
+        d.error(backend, node.keyPath + ".backend",
+                "expected " + oneOf(backendNames()).allowed + ", got " + describe(backend));
       } else {
         node.backend = backend.Scalar();
       }
@@ -207,21 +207,26 @@ const NodeSpec* PipelineSpec::find(const std::string& name) const {
   return nullptr;
 }
 
+const std::vector<std::string>& backendNames() {
+  static const std::vector<std::string> names = {"auto", "cuda", "cpu"};
+  return names;
+}
+
 const ParamSchema<PipelineSettings>& PipelineSettings::schema() {
-  static const auto schema = ParamSchema<PipelineSettings>()
-                                 .add("frames_in_flight", &PipelineSettings::framesInFlight,
-                                      "frames processed concurrently (each holds its own buffers)", intIn(1, 16))
-                                 .add("backend", &PipelineSettings::backend,
-                                      "default backend of every stage: auto takes CUDA when a device is present",
-                                      oneOf({"auto", "cuda", "cpu"}))
-                                 .add("pair_tolerance_ms", &PipelineSettings::pairToleranceMs,
-                                      "several sources (a stereo pair of cameras): frames more than this apart are not "
-                                      "paired; the older is dropped and counted. 0: one frame from each in turn",
-                                      numberIn(0, 1e6))
-                                 .add("pair_by", &PipelineSettings::pairBy,
-                                      "time the pairing compares: arrival on the host (right for cameras fired by one "
-                                      "trigger), or camera_timestamp (PTP-synchronised cameras)",
-                                      oneOf({"arrival", "camera_timestamp"}));
+  static const auto schema =
+      ParamSchema<PipelineSettings>()
+          .add("frames_in_flight", &PipelineSettings::framesInFlight,
+               "frames processed concurrently (each holds its own buffers)", intIn(1, 16))
+          .add("backend", &PipelineSettings::backend,
+               "default backend of every stage: auto takes CUDA when a device is present", oneOf(backendNames()))
+          .add("pair_tolerance_ms", &PipelineSettings::pairToleranceMs,
+               "several sources (a stereo pair of cameras): frames more than this apart are not "
+               "paired; the older is dropped and counted. 0: one frame from each in turn",
+               numberIn(0, 1e6))
+          .add("pair_by", &PipelineSettings::pairBy,
+               "time the pairing compares: arrival on the host (right for cameras fired by one "
+               "trigger), or camera_timestamp (PTP-synchronised cameras)",
+               oneOf({"arrival", "camera_timestamp"}));
   return schema;
 }
 

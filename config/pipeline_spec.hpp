@@ -11,6 +11,9 @@
 
 namespace pp {
 
+// What `backend` accepts, in the pipeline, on a node and on the file commands.
+const std::vector<std::string>& backendNames();  // auto, cuda, cpu
+
 enum class Role { source, stage, sink };
 const char* roleName(Role role);  // "source"
 const char* roleList(Role role);  // "sources"

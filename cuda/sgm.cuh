@@ -49,10 +49,7 @@ void launchWinnerTakesAll(const SgmParams& p, const SgmBuffers& b, ImageView<uin
 // 3x3 median of the valid disparities around each valid one.
 void launchDisparityMedian(ImageView<const uint16_t> in, ImageView<uint16_t> out, cudaStream_t stream);
 
-// Depth Z = q23 / (q32 d + q33) from disparity x 16; +inf where invalid or not in front.
-struct DepthModel {
-  float q23 = 1.f, q32 = 1.f, q33 = 0.f;
-};
+// Depth from disparity x 16 (depthOf).
 void launchDisparityToDepth(ImageView<const uint16_t> disparity, ImageView<float> depth, DepthModel m,
                             cudaStream_t stream);
 

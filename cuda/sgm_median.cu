@@ -50,9 +50,7 @@ __global__ void median(ImageView<const uint16_t> in, ImageView<uint16_t> out) {
 __global__ void toDepth(ImageView<const uint16_t> disparity, ImageView<float> depth, DepthModel m) {
   int x = blockIdx.x * kBlockX + threadIdx.x, y = blockIdx.y * kBlockY + threadIdx.y;
   if (x >= disparity.width || y >= disparity.height) return;
-  uint16_t d = disparity.row(y)[x];
-  float w = __fmaf_rn(m.q32, static_cast<float>(d) / (1 << kSubpixelBits), m.q33);
-  depth.row(y)[x] = d != kInvalidDisparity && w > 0.f ? __fdiv_rn(m.q23, w) : INFINITY;
+  depth.row(y)[x] = depthOf(m, disparity.row(y)[x]);
 }
 
 dim3 gridFor(int width, int height) { return dim3((width + kBlockX - 1) / kBlockX, (height + kBlockY - 1) / kBlockY); }

@@ -8,11 +8,11 @@ namespace pp::stereo {
 constexpr unsigned kFullWarp = 0xFFFFFFFFu;
 
 // A 16-bit word of the volume: the sum of the path costs in its low kSumBits and, where
-// costsInVolume, the matching cost (0..31) above them (else zero). A path cost is at most 31 + 224
+// costsInVolume, the matching cost (0..31) above them (else zero). A path cost is at most 31 + kMaxPenalty
 // (rule 3), so eight of them never carry into the cost.
 constexpr int kSumBits = 11, kCostBits = 16 - kSumBits;
 constexpr unsigned kSumMask = (1u << kSumBits) - 1, kCostMask = (1u << kCostBits) - 1;
-static_assert(kOutsideCost <= kCostMask && 8 * (31 + 224) <= kSumMask,
+static_assert(kOutsideCost <= kCostMask && 8 * (31 + kMaxPenalty) <= kSumMask,
               "a word holds a cost and the sum of eight paths");
 
 // int or unsigned: one instruction from sm_80 on, else a butterfly of shuffles.

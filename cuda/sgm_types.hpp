@@ -21,7 +21,9 @@
 //     invalid.
 //  7. 3x3 median of the valid disparities around each valid one (lower median; invalid stays).
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace pp::stereo {
 
@@ -30,7 +32,7 @@ struct SgmParams {
   int minDisparity = 0;   // disparity of the first candidate (>= 0)
   int paths = 8;          // 4 or 8
   int p1 = 10;            // penalty of a one-step disparity change
-  int p2 = 120;           // penalty of a larger change (<= 224: paths stay in 8 bits)
+  int p2 = 120;           // penalty of a larger change (p1..kMaxPenalty)
   bool p2Adaptive = false;
   int uniqueness = 5;  // percent; 0 turns the check off
   bool subpixel = true;
@@ -49,6 +51,7 @@ constexpr int kSubpixelBits = 4;
 constexpr int kDisparityLimit = (kInvalidDisparity >> kSubpixelBits) + 1;  // 4096
 constexpr int kMaxMinDisparity = kDisparityLimit - 1 - 64;                 // with the fewest disparities, 64
 constexpr int kOutsideCost = 31;
+constexpr int kMaxPenalty = 224;  // P1, P2 at most this: path costs (<= 31 + P2) stay in 8 bits
 constexpr int kCensusWidth = 9, kCensusHeight = 7;
 
 // A disparity x 16 in pixels, 0 where invalid (consumers such as dof read 0 as "no depth").
@@ -70,6 +73,28 @@ __host__ __device__
   if (den <= 0) return 0;
   int off = num >= 0 ? (2 * num + den) / (2 * den) : -((-2 * num + den) / (2 * den));
   return off < -8 ? -8 : off > 8 ? 8 : off;
+}
+
+// Depth Z = q23 / (q32 d + q33) from a disparity d in pixels: from a calibration's Q (q23 = Q[2][3],
+// q32 = Q[3][2], q33 = Q[3][3]) or baseline x focal length (q32 = 1, q33 = 0).
+struct DepthModel {
+  float q23 = 1.f, q32 = 1.f, q33 = 0.f;
+};
+
+// The depth of a disparity x 16: +inf where it is invalid or the point is not in front. Rounded
+// the same on both sides (one fused multiply-add, one correctly rounded division).
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+    inline float
+    depthOf(const DepthModel& m, uint16_t d) {
+#if defined(__CUDA_ARCH__)
+  float w = __fmaf_rn(m.q32, static_cast<float>(d) / (1 << kSubpixelBits), m.q33);
+  return d != kInvalidDisparity && w > 0.f ? __fdiv_rn(m.q23, w) : __int_as_float(0x7f800000);
+#else
+  float w = std::fma(m.q32, static_cast<float>(d) / (1 << kSubpixelBits), m.q33);
+  return d != kInvalidDisparity && w > 0.f ? m.q23 / w : std::numeric_limits<float>::infinity();
+#endif
 }
 
 // Adaptive P2 for an intensity step.

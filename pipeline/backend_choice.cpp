@@ -11,24 +11,21 @@ std::optional<Backend> chooseBackend(const NodeSpec& spec, const Stage& stage, c
                        : !spec.backend.empty()  ? spec.backend
                                                 : pipeline.pipeline.backend;
   bool forcedHere = options.backend.empty() && !spec.backend.empty();
-  if (wanted == "cpu") return Backend::cpu;
-  if (wanted == "cuda") {
-    if (!stage.hasCuda()) {
-      if (forcedHere) {
-        d.error(spec.mark, spec.keyPath + ".backend",
-                "stage type '" + spec.type + "' has no CUDA backend (allowed: cpu, auto)");
-        return std::nullopt;
-      }
-      spdlog::info("{}: '{}' has no CUDA backend; using cpu", spec.keyPath, spec.type);
-      return Backend::cpu;
-    }
-    if (!gpuAvailable()) {
-      d.error(spec.mark, spec.keyPath + ".backend", "cuda requested, but " + gpuDescription());
+  if (wanted == "cuda" && !stage.hasCuda()) {
+    if (forcedHere) {
+      d.error(spec.mark, spec.keyPath + ".backend",
+              "stage type '" + spec.type + "' has no CUDA backend (allowed: cpu, auto)");
       return std::nullopt;
     }
-    return Backend::cuda;
+    spdlog::info("{}: '{}' has no CUDA backend; using cpu", spec.keyPath, spec.type);
+    return Backend::cpu;
   }
-  return stage.hasCuda() && gpuAvailable() ? Backend::cuda : Backend::cpu;
+  try {
+    return stage.hasCuda() && useCuda(wanted) ? Backend::cuda : Backend::cpu;
+  } catch (const std::invalid_argument& e) {
+    d.error(spec.mark, spec.keyPath + ".backend", e.what());
+    return std::nullopt;
+  }
 }
 
 }  // namespace pp::detail

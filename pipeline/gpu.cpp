@@ -1,5 +1,7 @@
 #include "pipeline/gpu.hpp"
 
+#include <stdexcept>
+
 #if POLARPIPE_HAS_CUDA
 #include <nvtx3/nvToolsExt.h>
 
@@ -94,6 +96,12 @@ void Event::synchronize() const {}
 float Event::millisecondsSince(const Event&) const { return 0; }
 
 #endif
+
+bool useCuda(const std::string& backend) {
+  if (backend == "cpu") return false;
+  if (backend == "cuda" && !gpuAvailable()) throw std::invalid_argument("cuda requested, but " + gpuDescription());
+  return gpuAvailable();
+}
 
 #if POLARPIPE_HAS_CUDA
 ProfilerRange::ProfilerRange(const char* name) { nvtxRangePushA(name); }

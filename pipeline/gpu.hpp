@@ -23,6 +23,10 @@ bool gpuAvailable();
 bool gpuIsIntegrated();
 // "NVIDIA H100 80GB HBM3 (sm_90)", or why there is none.
 std::string gpuDescription();
+// Whether a stage that has a CUDA backend runs on it when `backend` (auto, cuda, cpu) is asked:
+// auto takes CUDA when a device is present. Throws std::invalid_argument when cuda is asked and
+// there is no device, saying why.
+bool useCuda(const std::string& backend);
 // Waits for all work on the device (every stream); nothing without one.
 void synchronizeDevice();
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/params.hpp"
 #include "cuda/polar_math.hpp"  // Settings and Planes: the parameters of both backends
 #include "pipeline/gpu.hpp"
 #include "pipeline/image.hpp"
@@ -27,6 +28,21 @@ const char* angleName(int k);                   // "angle_0" ...
 const std::vector<std::string>& rawFormatNames();
 RawFormat rawFormatOf(const std::string& name);
 const std::string& rawFormatName(RawFormat format);
+
+// What the demosaic stage and `polarpipe demosaic` take, declared once as YAML keys and
+// command-line options.
+struct DemosaicParams {
+  std::string mosaic = "polar_rggb";
+  std::string pixel_format = "mono8";
+  std::vector<int> angles = {90, 45, 135, 0};
+  std::string bayer = "rggb";
+  std::string resolution = "half";
+  std::vector<std::string> outputs = {"s0", "dolp", "aolp"};
+};
+const ParamSchema<DemosaicParams>& demosaicParamSchema();
+// The backends' settings for these parameters; throws std::invalid_argument for a combination
+// that has none (full resolution of a colour mosaic, no outputs).
+Settings settingsOf(const DemosaicParams& p);
 
 // Size of the outputs for a raw plane `planeWidth` samples (packed formats: bytes) wide, or an error
 // message about its size ("" when fine): a packed plane must hold whole groups of pixels.

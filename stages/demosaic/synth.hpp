@@ -17,6 +17,21 @@ struct SynthOptions {
   double aolpOffset = 0;      // radians added to the AoLP field (moving sequences)
 };
 
+// What the polar_synth source and `polarpipe synth` take, declared once as YAML keys and
+// command-line options.
+struct SynthParams {
+  Path picture;
+  std::string mosaic = "polar_rggb";
+  int bits = 8;
+  int frames = 24;
+  int variants = 8;          // distinct frames made up front, then repeated
+  double aolp_step_deg = 5;  // AoLP turn from one frame to the next
+  std::string aolp = "ramp";
+  std::string dolp = "ramp";
+};
+const ParamSchema<SynthParams>& synthParamSchema();
+SynthOptions optionsOf(const SynthParams& p);  // the first frame's (no AoLP turn yet)
+
 struct SynthFrame {
   Image raw;             // 2x the picture: u8x1 or u16x1
   Image angle[4];        // truth at half resolution, 0, 45, 90, 135: raw depth, 1 or 3 channels

@@ -7,8 +7,10 @@
 // far: fully blurred background.
 #pragma once
 #include <array>
+#include <string>
 #include <vector>
 
+#include "config/params.hpp"
 #include "pipeline/gpu.hpp"
 #include "pipeline/image.hpp"
 
@@ -22,6 +24,20 @@ struct Settings {
   int rMax = 9;
   std::vector<std::array<int, 2>> focusPixels;  // focus on the nearest valid depth among these (at most 16)
 };
+
+// What the dof stage and `polarpipe dof` take, declared once as YAML keys and command-line options.
+struct DofParams {
+  std::string focus = "depth";  // depth, pixel or faces
+  double focus_depth = 1.0;
+  std::vector<int> focus_pixel = {0, 0};
+  double k = 9.0;
+  int r_max = 9;
+  std::string input = "depth";  // depth or disparity
+  double baseline_focal = 1.0;
+};
+const ParamSchema<DofParams>& dofParamSchema();
+// The renderer's settings for these parameters (focus pixel set when focus is pixel).
+Settings settingsOf(const DofParams& p);
 
 // Throws std::invalid_argument for settings that leave a radius undefined: k or the focus depth
 // not finite, k < 0, r_max outside [0, kMaxRadius].

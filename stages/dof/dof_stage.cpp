@@ -9,47 +9,14 @@ namespace pp::dof {
 
 namespace {
 
-struct DofParams {
-  std::string focus = "depth";
-  double focus_depth = 1.0;
-  std::vector<int> focus_pixel = {0, 0};
-  double k = 9.0;
-  int r_max = 9;
-  std::string input = "depth";
-  double baseline_focal = 1.0;
-};
-
 class DofStage : public Stage {
  public:
   using Params = DofParams;
-  static const ParamSchema<Params>& schema() {
-    static const auto schema =
-        ParamSchema<Params>()
-            .add("focus", &Params::focus,
-                 "what is sharp: focus_depth, the depth at focus_pixel, or the nearest face (faces input; focus_depth "
-                 "until one is seen)",
-                 oneOf({"depth", "pixel", "faces"}))
-            .add("focus_depth", &Params::focus_depth, "depth in focus (the depth plane's units)", numberIn(0, 1e9))
-            .add("focus_pixel", &Params::focus_pixel, "[x, y] of the image whose depth is in focus",
-                 intListOf(2, 0, 1 << 20))
-            .add("k", &Params::k, "blur radius per unit of depth away from focus", numberIn(0, 1e9))
-            .add("r_max", &Params::r_max, "largest blur radius in pixels (Gaussian of 2 r_max + 1 taps)",
-                 intIn(0, kMaxRadius))
-            .add("input", &Params::input,
-                 "the depth input holds depth (f32) or disparity (u16 x16 fixed point, or f32 pixels)",
-                 oneOf({"depth", "disparity"}))
-            .add("baseline_focal", &Params::baseline_focal, "disparity input: depth = baseline_focal / disparity",
-                 numberIn(1e-9, 1e12));
-    return schema;
-  }
+  static const ParamSchema<Params>& schema() { return dofParamSchema(); }
 
   bool hasCuda() const override { return POLARPIPE_HAS_CUDA; }
 
-  DofStage(const Params& p, ParamContext&) : p_(p) {
-    settings_.focusDepth = static_cast<float>(p.focus_depth);
-    settings_.k = static_cast<float>(p.k);
-    settings_.rMax = p.r_max;
-  }
+  DofStage(const Params& p, ParamContext&) : p_(p), settings_(settingsOf(p)) {}
 
   void setup(PortSetup& ports) override {
     const PortSpec* image = ports.imageInput("image", {{Depth::u8, 3}, {Depth::u8, 1}});
@@ -79,7 +46,6 @@ class DofStage : public Stage {
   void process(ProcessContext& ctx) override {
     const Image& image = ctx.in("image");
     Settings s = settings_;
-    if (p_.focus == "pixel") s.focusPixels = {{p_.focus_pixel[0], p_.focus_pixel[1]}};
     if (p_.focus == "faces") {
       const Detections& faces = ctx.detectionsIn("faces");
       if (!faces.empty()) {  // without faces in this frame, the last ones keep the focus

@@ -10,33 +10,14 @@ namespace pp::faces {
 
 namespace {
 
-struct FaceDetectParams {
-  Path cascade{defaultCascadePath()};
-  double scale_factor = 1.1;
-  int min_neighbors = 3, min_size = 0, max_size = 0;
-};
-
 class FaceDetectStage : public Stage {
  public:
   using Params = FaceDetectParams;
-  static const ParamSchema<Params>& schema() {
-    static const auto schema =
-        ParamSchema<Params>()
-            .add("cascade", &Params::cascade, "OpenCV Haar cascade XML (default: opencv-data's frontal face)",
-                 existingFile())
-            .add("scale_factor", &Params::scale_factor, "pyramid step between window sizes", numberIn(1.0001, 4))
-            .add("min_neighbors", &Params::min_neighbors, "raw windows a face needs (0: report every raw window)",
-                 intIn(0, 1000))
-            .add("min_size", &Params::min_size, "smallest face side in pixels (0: the cascade's window)",
-                 intIn(0, 1 << 16))
-            .add("max_size", &Params::max_size, "largest face side in pixels (0: the image)", intIn(0, 1 << 16));
-    return schema;
-  }
+  static const ParamSchema<Params>& schema() { return faceDetectParamSchema(); }
 
   bool hasCuda() const override { return POLARPIPE_HAS_CUDA; }
 
-  FaceDetectStage(const Params& p, ParamContext& ctx)
-      : params_{p.scale_factor, p.min_neighbors, p.min_size, p.max_size} {
+  FaceDetectStage(const Params& p, ParamContext& ctx) : params_(p) {
     try {
       cascade_ = loadCascade(p.cascade.value);
     } catch (const std::exception& e) {

@@ -7,6 +7,7 @@
 #pragma once
 #include <vector>
 
+#include "config/params.hpp"
 #include "pipeline/gpu.hpp"
 #include "pipeline/image.hpp"
 #include "pipeline/node.hpp"
@@ -20,6 +21,13 @@ struct DetectParams {
   int minSize = 0;  // smallest window side in pixels (0: the cascade's)
   int maxSize = 0;  // largest (0: the image)
 };
+
+// What face_detect and `polarpipe faces` take: the cascade and the detection parameters, declared
+// once as YAML keys and command-line options.
+struct FaceDetectParams : DetectParams {
+  Path cascade{defaultCascadePath()};
+};
+const ParamSchema<FaceDetectParams>& faceDetectParamSchema();
 
 // A window the cascade accepted, in image pixels.
 struct Window {

@@ -4,27 +4,27 @@
 #pragma once
 #include <memory>
 
+#include "config/params.hpp"
 #include "cuda/sgm_types.hpp"
 #include "pipeline/gpu.hpp"
 #include "pipeline/image.hpp"
 
 namespace pp::stereo {
 
-// Throws std::invalid_argument naming the parameter that is out of range.
+// The parameters as YAML keys and command-line options: their names, help and ranges.
+const ParamSchema<SgmParams>& sgmParamSchema();
+// Throws std::invalid_argument naming the parameter that is out of range, or the pair that
+// disagree (p2 below p1, min_disparity + disparities at kDisparityLimit).
 void checkParams(const SgmParams& p);
 
 // left, right: u8x1 host images of one size; disparity u16x1 and (when given) confidence u8x1 of
 // that size.
 void sgmCpu(const SgmParams& p, const Image& left, const Image& right, Image& disparity, Image* confidence = nullptr);
 
-// Depth Z = q23 / (q32 * d + q33) from a disparity d in pixels: from a calibration's Q
-// (q23 = Q[2][3], q32 = Q[3][2], q33 = Q[3][3]) or baseline x focal length (q32 = 1, q33 = 0).
-// +inf where the disparity is invalid or the point is not in front.
-struct DepthFromDisparity {
-  float q23 = 1.f, q32 = 1.f, q33 = 0.f;
-};
-void depthCpu(const Image& disparity, const DepthFromDisparity& m, Image& depth);
-void depthCuda(const Image& disparity, const DepthFromDisparity& m, Image& depth, StreamHandle stream);
+// Depth from disparity (depthOf in cuda/sgm_types.hpp): +inf where the disparity is invalid or the
+// point is not in front.
+void depthCpu(const Image& disparity, const DepthModel& m, Image& depth);
+void depthCuda(const Image& disparity, const DepthModel& m, Image& depth, StreamHandle stream);
 
 // A colour S0's luma on the device (rgbToGrey's weights), for matching.
 void lumaCuda(const Image& rgb, Image& grey, StreamHandle stream);

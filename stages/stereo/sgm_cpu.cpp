@@ -104,22 +104,6 @@ void fillRow(uint16_t* row, int w) {
 
 }  // namespace
 
-void checkParams(const SgmParams& p) {
-  auto bad = [](const std::string& what) { throw std::invalid_argument("stereo_sgm: " + what); };
-  if (p.disparities != 64 && p.disparities != 128 && p.disparities != 256)
-    bad("disparities must be 64, 128 or 256, not " + std::to_string(p.disparities));
-  if (p.minDisparity < 0 || p.minDisparity > kMaxMinDisparity)
-    bad("min_disparity must be in 0.." + std::to_string(kMaxMinDisparity) + ", not " + std::to_string(p.minDisparity));
-  if (p.minDisparity + p.disparities >= kDisparityLimit)
-    bad("min_disparity + disparities must stay below " + std::to_string(kDisparityLimit));
-  if (p.paths != 4 && p.paths != 8) bad("paths must be 4 or 8, not " + std::to_string(p.paths));
-  if (p.p1 < 0 || p.p1 > 224) bad("p1 must be in 0..224, not " + std::to_string(p.p1));
-  if (p.p2 < p.p1 || p.p2 > 224) bad("p2 must be in p1..224 (path costs stay in 8 bits), not " + std::to_string(p.p2));
-  if (p.uniqueness < 0 || p.uniqueness > 99)
-    bad("uniqueness must be a percentage in 0..99, not " + std::to_string(p.uniqueness));
-  if (p.lrMaxDiff > 255) bad("lr_max_diff must be at most 255 (or < 0: no check), not " + std::to_string(p.lrMaxDiff));
-}
-
 void sgmCpu(const SgmParams& p, const Image& left, const Image& right, Image& disparity, Image* confidence) {
   checkParams(p);
   int w = left.width(), h = left.height(), D = p.disparities;
@@ -184,15 +168,11 @@ void sgmCpu(const SgmParams& p, const Image& left, const Image& right, Image& di
     }
 }
 
-void depthCpu(const Image& disparity, const DepthFromDisparity& m, Image& depth) {
+void depthCpu(const Image& disparity, const DepthModel& m, Image& depth) {
   auto d = disparity.view<uint16_t>();
   auto z = depth.view<float>();
   for (int y = 0; y < d.height; ++y)
-    for (int x = 0; x < d.width; ++x) {
-      uint16_t v = d.at(x, y);
-      float w = std::fma(m.q32, static_cast<float>(v) / (1 << kSubpixelBits), m.q33);
-      z.at(x, y) = v != kInvalidDisparity && w > 0.f ? m.q23 / w : INFINITY;
-    }
+    for (int x = 0; x < d.width; ++x) z.at(x, y) = depthOf(m, d.at(x, y));
 }
 
 }  // namespace pp::stereo

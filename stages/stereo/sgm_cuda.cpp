@@ -63,8 +63,8 @@ void lumaCuda(const Image& rgb, Image& grey, StreamHandle stream) {
   launchLuma(rgb.view<uint8_t>(), grey.view<uint8_t>(), stream);
 }
 
-void depthCuda(const Image& disparity, const DepthFromDisparity& m, Image& depth, StreamHandle stream) {
-  launchDisparityToDepth(disparity.view<uint16_t>(), depth.view<float>(), {m.q23, m.q32, m.q33}, stream);
+void depthCuda(const Image& disparity, const DepthModel& m, Image& depth, StreamHandle stream) {
+  launchDisparityToDepth(disparity.view<uint16_t>(), depth.view<float>(), m, stream);
 }
 
 #else
@@ -74,7 +74,7 @@ SgmCuda::SgmCuda(const SgmParams&, int, int) { throw std::logic_error("stereo_sg
 SgmCuda::~SgmCuda() = default;
 size_t SgmCuda::deviceBytes() const { return 0; }
 void SgmCuda::compute(const Image&, const Image&, Image&, Image*, StreamHandle) {}
-void depthCuda(const Image&, const DepthFromDisparity&, Image&, StreamHandle) {
+void depthCuda(const Image&, const DepthModel&, Image&, StreamHandle) {
   throw std::logic_error("stereo_sgm: this build has no CUDA");
 }
 void lumaCuda(const Image&, Image&, StreamHandle) { throw std::logic_error("stereo_sgm: this build has no CUDA"); }

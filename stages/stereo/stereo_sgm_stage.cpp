@@ -10,9 +10,9 @@ namespace pp::stereo {
 
 namespace {
 
-struct SgmStageParams {
-  int disparities = 128, min_disparity = 0, paths = 8, p1 = 10, p2 = 120, uniqueness = 5, lr_max_diff = 1;
-  bool p2_adaptive = false, subpixel = true, fill = true, median = true, confidence = false;
+// The matcher's parameters (sgmParamSchema) and what the stage adds: confidence and depth.
+struct SgmStageParams : SgmParams {
+  bool confidence = false;
   Path calibration;
   double baseline_focal = 0;
 };
@@ -23,23 +23,7 @@ class StereoSgmStage : public Stage {
   static const ParamSchema<Params>& schema() {
     static const auto schema =
         ParamSchema<Params>()
-            .add("disparities", &Params::disparities, "disparity candidates",
-                 Rule<int>{"64, 128 or 256", [](const int& d) { return d == 64 || d == 128 || d == 256; }})
-            .add("min_disparity", &Params::min_disparity, "disparity of the first candidate",
-                 intIn(0, kMaxMinDisparity))
-            .add("paths", &Params::paths, "aggregation directions: 4 (rows, columns) or 8 (and diagonals)",
-                 Rule<int>{"4 or 8", [](const int& n) { return n == 4 || n == 8; }})
-            .add("p1", &Params::p1, "penalty of a one-step disparity change", intIn(0, 224))
-            .add("p2", &Params::p2, "penalty of a larger change (p1..224)", intIn(0, 224))
-            .add("p2_adaptive", &Params::p2_adaptive, "P2 divided by the intensity step along the path (at least P1)")
-            .add("uniqueness", &Params::uniqueness, "percent by which the best cost must beat the second best (0: off)",
-                 intIn(0, 99))
-            .add("lr_max_diff", &Params::lr_max_diff, "largest left-right disparity difference kept (-1: no check)",
-                 intIn(-1, 255))
-            .add("subpixel", &Params::subpixel, "parabola sub-pixel refinement (1/16 pixel)")
-            .add("fill", &Params::fill,
-                 "invalid pixels take the background disparity of their row (their confidence is 0)")
-            .add("median", &Params::median, "3x3 median of the valid disparities")
+            .include(sgmParamSchema())
             .add("confidence", &Params::confidence, "also output confidence (u8: how clearly the best disparity won)")
             .add("calibration", &Params::calibration,
                  "stereo calibration whose Q turns disparity into depth (output depth)", existingFile())
@@ -50,19 +34,16 @@ class StereoSgmStage : public Stage {
 
   bool hasCuda() const override { return POLARPIPE_HAS_CUDA; }
 
-  StereoSgmStage(const Params& p, ParamContext& ctx) : confidence_(p.confidence) {
-    sgm_ = {p.disparities, p.min_disparity, p.paths,       p.p1,   p.p2,    p.p2_adaptive,
-            p.uniqueness,  p.subpixel,      p.lr_max_diff, p.fill, p.median};
+  StereoSgmStage(const Params& p, ParamContext& ctx) : sgm_(p), confidence_(p.confidence) {
     try {
       checkParams(sgm_);
       if (!p.calibration.empty() && p.baseline_focal > 0)
         throw std::invalid_argument("give calibration or baseline_focal for depth, not both");
       if (!p.calibration.empty()) {
         StereoCalibration c = loadCalibration(p.calibration.value);
-        depth_ =
-            DepthFromDisparity{static_cast<float>(c.q[11]), static_cast<float>(c.q[14]), static_cast<float>(c.q[15])};
+        depth_ = DepthModel{static_cast<float>(c.q[11]), static_cast<float>(c.q[14]), static_cast<float>(c.q[15])};
       } else if (p.baseline_focal > 0) {
-        depth_ = DepthFromDisparity{static_cast<float>(p.baseline_focal), 1.f, 0.f};
+        depth_ = DepthModel{static_cast<float>(p.baseline_focal), 1.f, 0.f};
       }
     } catch (const std::exception& e) {
       ctx.error(e.what());
@@ -112,7 +93,7 @@ class StereoSgmStage : public Stage {
  private:
   SgmParams sgm_;
   bool confidence_;
-  std::optional<DepthFromDisparity> depth_;
+  std::optional<DepthModel> depth_;
   std::unique_ptr<SgmCuda> cuda_;
   Image grey_[2];  // colour inputs' luma
 };

@@ -182,7 +182,7 @@ TEST(CudaDepth, MatchesTheCpu) {
   if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
   Image disparity = test::randomImage({Depth::u16, 1}, 53, 31);
   disparity.view<uint16_t>().at(0, 0) = kInvalidDisparity;
-  DepthFromDisparity m{612.5f, 0.0167f, -0.3f};  // some disparities end behind the camera
+  DepthModel m{612.5f, 0.0167f, -0.3f};  // some disparities end behind the camera
   Image want({Depth::f32, 1}, 53, 31, MemoryKind::host), got({Depth::f32, 1}, 53, 31, MemoryKind::host);
   depthCpu(disparity, m, want);
   Stream stream;

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -301,6 +302,62 @@ TEST(Cli, StereoOnFilesAndItsErrors) {
   Child far = spawn({binary(), "stereo", left, right, "--min-disparity", "4032", "--out", dir / "x.pfm"}, dir);
   EXPECT_NE(waitFor(far, std::chrono::seconds(10)), 0);
   EXPECT_NE(slurp(far.err).find("4031"), std::string::npos) << slurp(far.err);
+}
+
+// A file command takes its stage's parameters as the YAML does: every key an option of the same
+// name (dashes for underscores) with the rule `types` prints for it, and a value the YAML refuses
+// refused on the command line with the same words.
+TEST(Cli, FileCommandsOfferTheirStagesParametersWithTheSameRules) {
+  test::TempDir dir;
+  struct Case {
+    const char* command;
+    const char* type;
+    std::vector<std::string> notOptions;  // keys that have no meaning on files
+  };
+  for (const Case& c :
+       {Case{"stereo", "stereo_sgm", {"confidence", "calibration", "baseline_focal"}}, Case{"faces", "face_detect", {}},
+        Case{"dof", "dof", {"focus"}}, Case{"demosaic", "demosaic", {}},
+        Case{"synth", "polar_synth", {"picture", "frames", "variants", "aolp_step_deg"}}}) {
+    Child types = spawn({binary(), "types", c.type}, dir);
+    ASSERT_EQ(waitFor(types, std::chrono::seconds(10)), 0) << slurp(types.err);
+    std::string typesText = slurp(types.out);  // read before the next child writes its own
+    Child help = spawn({binary(), c.command, "--help"}, dir);
+    ASSERT_EQ(waitFor(help, std::chrono::seconds(10)), 0) << slurp(help.err);
+    std::string helpText = slurp(help.out);
+    // `types` prints "    key: help" then "        allowed; default value".
+    std::istringstream lines(typesText);
+    int keys = 0;
+    for (std::string line, next; std::getline(lines, line);) {
+      if (line.rfind("    ", 0) != 0 || line.rfind("        ", 0) == 0 || line.find(':') == std::string::npos) continue;
+      std::string key = line.substr(4, line.find(':') - 4);
+      ASSERT_TRUE(std::getline(lines, next));
+      if (std::find(c.notOptions.begin(), c.notOptions.end(), key) != c.notOptions.end()) continue;
+      ++keys;
+      std::string option = "--" + key;
+      std::replace(option.begin(), option.end(), '_', '-');
+      EXPECT_NE(helpText.find(option), std::string::npos) << c.command << " lacks " << option << ":\n" << helpText;
+      std::string allowed = next.substr(8, next.rfind("; default") - 8);
+      if (allowed != "true or false") {
+        EXPECT_NE(helpText.find("(" + allowed + ")"), std::string::npos)
+            << c.command << " " << option << " should allow " << allowed << ":\n"
+            << helpText;
+      }
+    }
+    EXPECT_GE(keys, 4) << c.type << "'s parameters were not found in:\n" << typesText;
+  }
+
+  std::string data = (test::sourceDir() / "tests/data/stereo/").string();
+  Child cli = spawn({binary(), "stereo", data + "chessboard/left/01.jpg", data + "chessboard/right/01.jpg", "--p2",
+                     "225", "--out", dir / "x.pfm"},
+                    dir);
+  EXPECT_EQ(waitFor(cli, std::chrono::seconds(10)), 2);
+  std::string cliErr = slurp(cli.err);
+  EXPECT_NE(cliErr.find("--p2"), std::string::npos) << cliErr;
+  Child yaml =
+      spawn({binary(), "validate", test::sourceDir() / "config/demo.yaml", "--set", "stages.sgm.params.p2=225"}, dir);
+  EXPECT_EQ(waitFor(yaml, std::chrono::seconds(30)), 2);
+  for (const std::string& err : {cliErr, slurp(yaml.err)})
+    EXPECT_NE(err.find("expected an integer in [0, 224], got '225'"), std::string::npos) << err;
 }
 
 // Faces in a picture as JSON lines; a broken cascade and a picture smaller than the window.

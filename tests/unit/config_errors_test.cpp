@@ -264,5 +264,49 @@ TEST(ConfigOverrides, SetChangesAValueWithTheSameChecks) {
   EXPECT_NE(graph->describe().find("u8x3 32x8"), std::string::npos) << graph->describe();  // two tiles side by side
 }
 
+// A parameter given as text (a command line's value) goes through the schema's own rule; a schema
+// included from a base struct keeps its keys, checks and defaults.
+TEST(ParamText, ValuesAsTextAreCheckedByTheSameRules) {
+  struct Base {
+    int level = 3;
+    bool sharp = true;
+  };
+  struct Params : Base {
+    std::vector<std::string> outputs = {"a"};
+  };
+  static const auto base =
+      ParamSchema<Base>().add("level", &Base::level, "how much", intIn(0, 10)).add("sharp", &Base::sharp, "sharpen");
+  static const auto schema =
+      ParamSchema<Params>().include(base).add("outputs", &Params::outputs, "planes", listOf({"a", "b", "c"}));
+  Params p;
+  std::string problem;
+  EXPECT_EQ(schema.keys(), (std::vector<std::string>{"level", "sharp", "outputs"}));
+  EXPECT_TRUE(schema.setText("level", "7", p, problem)) << problem;
+  EXPECT_TRUE(schema.setText("sharp", "false", p, problem)) << problem;
+  EXPECT_TRUE(schema.setText("outputs", "c,a", p, problem)) << problem;
+  EXPECT_EQ(p.level, 7);
+  EXPECT_FALSE(p.sharp);
+  EXPECT_EQ(p.outputs, (std::vector<std::string>{"c", "a"}));
+
+  EXPECT_FALSE(schema.setText("level", "11", p, problem));
+  EXPECT_EQ(problem, "expected an integer in [0, 10], got '11'");
+  EXPECT_FALSE(schema.setText("level", "seven", p, problem));
+  EXPECT_EQ(problem, "expected an integer in [0, 10], got 'seven'");
+  EXPECT_FALSE(schema.setText("outputs", "a,d", p, problem));
+  EXPECT_NE(problem.find("'d' is not one of them"), std::string::npos) << problem;
+  EXPECT_FALSE(schema.setText("depth", "1", p, problem));
+  EXPECT_EQ(p.level, 7) << "a refused value leaves the one before";
+  EXPECT_EQ(p.outputs, (std::vector<std::string>{"c", "a"}));
+
+  std::vector<std::string> flags, lists;
+  for (const auto& o : schema.options()) {
+    if (o.flag) flags.push_back(o.key);
+    if (o.list) lists.push_back(o.key);
+  }
+  EXPECT_EQ(flags, std::vector<std::string>{"sharp"});
+  EXPECT_EQ(lists, std::vector<std::string>{"outputs"});
+  EXPECT_EQ(schema.valueText("level", Params{}), "3");
+}
+
 }  // namespace
 }  // namespace pp

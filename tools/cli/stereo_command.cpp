@@ -6,6 +6,7 @@
 #include "stages/stereo/sgm.hpp"
 #include "stages/stereo/stereo_io.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/param_options.hpp"
 
 namespace pp::cli {
 
@@ -13,7 +14,7 @@ namespace {
 
 struct StereoArgs {
   std::string left, right, calib, out, outPng, backend = "auto";
-  stereo::SgmParams p;
+  std::shared_ptr<stereo::SgmParams> p = std::make_shared<stereo::SgmParams>();
 };
 
 // The pair as grey images, rectified when a calibration is given.
@@ -34,9 +35,8 @@ std::pair<Image, Image> loadPair(const StereoArgs& a) {
 }
 
 int stereoFiles(const StereoArgs& a) {
-  bool cuda = a.backend == "cuda" || (a.backend == "auto" && gpuAvailable());
-  if (cuda && !gpuAvailable()) throw std::invalid_argument("--backend cuda, but " + gpuDescription());
-  stereo::checkParams(a.p);
+  bool cuda = useCuda(a.backend);
+  stereo::checkParams(*a.p);
   auto [left, right] = loadPair(a);
   Image disparity({Depth::u16, 1}, left.width(), left.height(), MemoryKind::host);
   if (cuda) {
@@ -44,14 +44,14 @@ int stereoFiles(const StereoArgs& a) {
     Image dl(left.format(), left.width(), left.height(), MemoryKind::device),
         dr(right.format(), right.width(), right.height(), MemoryKind::device);
     Image dd(disparity.format(), left.width(), left.height(), MemoryKind::device);
-    stereo::SgmCuda sgm(a.p, left.width(), left.height());
+    stereo::SgmCuda sgm(*a.p, left.width(), left.height());
     copyImage(left, dl, stream.handle());
     copyImage(right, dr, stream.handle());
     sgm.compute(dl, dr, dd, nullptr, stream.handle());
     copyImage(dd, disparity, stream.handle());
     stream.synchronize();
   } else {
-    stereo::sgmCpu(a.p, left, right, disparity);
+    stereo::sgmCpu(*a.p, left, right, disparity);
   }
   writeImage(a.out, stereo::disparityToFloat(disparity));
   std::cout << a.out;
@@ -79,41 +79,12 @@ void addStereoCommand(CLI::App& app, int& exitCode) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("RIGHT", a->right, "right picture, the left's size")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--disparities", a->p.disparities, "disparity candidates")
-      ->check(CLI::IsMember({64, 128, 256}))
-      ->capture_default_str();
-  cmd->add_option("--min-disparity", a->p.minDisparity, "disparity of the first candidate")
-      ->check(CLI::Range(0, stereo::kMaxMinDisparity))
-      ->capture_default_str();
-  cmd->add_option("--paths", a->p.paths, "aggregation directions")->check(CLI::IsMember({4, 8}))->capture_default_str();
-  cmd->add_option("--p1", a->p.p1, "penalty of a one-step disparity change")
-      ->check(CLI::Range(0, 224))
-      ->capture_default_str();
-  cmd->add_option("--p2", a->p.p2, "penalty of a larger change (p1..224)")
-      ->check(CLI::Range(0, 224))
-      ->capture_default_str();
-  cmd->add_flag("--p2-adaptive,!--no-p2-adaptive", a->p.p2Adaptive,
-                "P2 divided by the intensity step along the path (at least P1)")
-      ->capture_default_str();
-  cmd->add_option("--uniqueness", a->p.uniqueness, "percent by which the best cost must beat the second best (0: off)")
-      ->check(CLI::Range(0, 99))
-      ->capture_default_str();
-  cmd->add_option("--lr-max-diff", a->p.lrMaxDiff, "largest left-right disparity difference kept (-1: no check)")
-      ->check(CLI::Range(-1, 255))
-      ->capture_default_str();
-  cmd->add_flag("--subpixel,!--no-subpixel", a->p.subpixel, "parabola sub-pixel refinement (1/16 pixel)")
-      ->capture_default_str();
-  cmd->add_flag("--fill,!--no-fill", a->p.fill,
-                "invalid pixels take the background disparity of their row (confidence 0)")
-      ->capture_default_str();
-  cmd->add_flag("--median,!--no-median", a->p.median, "3x3 median of the valid disparities")->capture_default_str();
+  addParamOptions(cmd, stereo::sgmParamSchema(), a->p);
   cmd->add_option("--calib", a->calib,
                   "stereo calibration (OpenCV FileStorage YAML or plain YAML: M1 D1 M2 D2 R T R1 R2 P1 P2 Q): rectify "
                   "the pair first")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--backend", a->backend, "cuda, cpu, or auto (CUDA when a device is present)")
-      ->check(CLI::IsMember({"auto", "cuda", "cpu"}))
-      ->capture_default_str();
+  addBackendOption(cmd, a->backend);
   cmd->add_option("--out", a->out, "disparity in pixels as PFM (Middlebury: invalid = +inf)")->required();
   cmd->add_option("--out-png", a->outPng, "also a 16-bit PNG: disparity x 16, 0 = invalid");
   cmd->callback([a, &exitCode] { exitCode = stereoFiles(*a); });
