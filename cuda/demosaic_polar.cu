@@ -8,20 +8,27 @@ namespace pp::polar {
 namespace {
 
 // What the four angle values of one mono pixel give, computed as the CPU reference computes them
-// (stokes(), storePolarization()): S0 in the input's range, S1, S2, and DoLP, AoLP and the visual
-// when `polarization` (any of the three planes) is wanted.
+// (stokes(), filtered(), storePolarization()): S0 in the input's range, S1, S2, the polarizers'
+// images, and DoLP, AoLP, the visual and the normal, each when its plane is wanted.
 template <class T> struct MonoStokes {
-  T s0;
-  float s1, s2, dolp = 0.f, aolp = 0.f;
-  uint8_t visual[3] = {};
-  __device__ __forceinline__ MonoStokes(const int (&v)[4], bool polarization, bool visualWanted, float maxv) {
+  T s0, minimum = 0, maximum = 0, polarizer = 0;
+  float s1, s2, dolp = 0.f, aolp = 0.f, normal[3] = {};
+  uint8_t visual[3] = {}, normalColour[3] = {};
+  template <class U> __device__ __forceinline__ MonoStokes(const int (&v)[4], const Settings& s, const Planes<U>& out) {
     s0 = static_cast<T>((v[0] + v[1] + v[2] + v[3] + 2) >> 2);
     Stokes st =
         stokes(static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2]), static_cast<float>(v[3]));
     s1 = st.s1, s2 = st.s2;
-    if (!polarization) return;
+    int maxv = maxValue(s.format);
+    if (out.wantsFiltered()) {
+      Filtered f = filtered(st, s, maxv);
+      minimum = static_cast<T>(f.min), maximum = static_cast<T>(f.max), polarizer = static_cast<T>(f.polarizer);
+    }
+    if (!out.wantsPolarization()) return;
     dolp = pp::polar::dolp(st), aolp = pp::polar::aolp(st);
-    if (visualWanted) aolpVisual(aolp, dolp, st.s0 * 0.5f / maxv, visual);
+    if (out.aolpVisual.data) aolpVisual(aolp, dolp, st.s0 * 0.5f / static_cast<float>(maxv), visual);
+    if (out.normals.data || out.normalsVisual.data)
+      normalVisual(normal, surfaceNormal(st, s.refractiveIndex, s.minDolp, normal), normalColour);
   }
 };
 
@@ -370,7 +377,8 @@ __device__ __forceinline__ void storeRun(const ImageView<V>& plane, int x, int y
 // positions' staged RGB values (so the MHC's registers are free by then), computed as stokes() and
 // storePolarization() compute them, each plane kSpanX pixels a store when it can. DoLP, AoLP and
 // the visual are made a pixel at a time: four pixels' worth at once took 96 registers.
-template <class T> __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const PositionWeights& weights,
+template <class T> __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Settings& settings,
+                                                                  const PositionWeights& weights,
                                                                   const Staging<T>& staged, int sy, int sx, int x,
                                                                   int y, int count, int maxv) {
   constexpr int kSamples = 3 * kSpanX;
@@ -392,6 +400,20 @@ template <class T> __device__ __forceinline__ void storeStokesRow(const Planes<T
     for (int i = 0; i < kSamples; ++i) row[i] = static_cast<T>((sumsAt(i).sum + 2) >> 2);
     storeRun<4>(out.s0, x, y, row, 3 * count);
   }
+  auto storeFiltered = [&](const ImageView<T>& plane, int which) {  // a plane at a time: 12 samples held, not 36
+    T row[kSamples];
+#pragma unroll
+    for (int i = 0; i < kSamples; ++i) {
+      Sums st = sumsAt(i);
+      Filtered f = filtered({static_cast<float>(st.sum) * 0.5f, static_cast<float>(st.s1), static_cast<float>(st.s2)},
+                            settings, maxv);
+      row[i] = static_cast<T>(which == 0 ? f.min : which == 1 ? f.max : f.polarizer);
+    }
+    storeRun<4>(plane, x, y, row, 3 * count);
+  };
+  if (out.minimum.data) storeFiltered(out.minimum, 0);
+  if (out.maximum.data) storeFiltered(out.maximum, 1);
+  if (out.polarizer.data) storeFiltered(out.polarizer, 2);
   if (out.s1.data) {
     float row[kSamples];
 #pragma unroll
@@ -404,9 +426,9 @@ template <class T> __device__ __forceinline__ void storeStokesRow(const Planes<T
     for (int i = 0; i < kSamples; ++i) row[i] = static_cast<float>(sumsAt(i).s2);
     storeRun<4>(out.s2, x, y, row, 3 * count);
   }
-  if (!out.dolp.data && !out.aolp.data && !out.aolpVisual.data) return;
-  float dolpRow[kSpanX] = {}, aolpRow[kSpanX] = {};
-  uint8_t visualRow[3 * kSpanX] = {};
+  if (!out.wantsPolarization()) return;
+  float dolpRow[kSpanX] = {}, aolpRow[kSpanX] = {}, normalRow[3 * kSpanX] = {};
+  uint8_t visualRow[3 * kSpanX] = {}, normalColourRow[3 * kSpanX] = {};
 #pragma unroll 1
   for (int qx = 0; qx < kSpanX; ++qx) {  // as stokes() and storePolarization() compute them, from the luminance
     pp::polar::Stokes luma{0.f, 0.f, 0.f};
@@ -417,21 +439,28 @@ template <class T> __device__ __forceinline__ void storeStokesRow(const Planes<T
       luma.s0 += w * (static_cast<float>(st.sum) * 0.5f), luma.s1 += w * static_cast<float>(st.s1),
           luma.s2 += w * static_cast<float>(st.s2);
     }
-    float d = dolp(luma), a = aolp(luma);
-    uint8_t visual[3] = {};
+    float d = dolp(luma), a = aolp(luma), normal[3] = {};
+    uint8_t visual[3] = {}, normalColour[3] = {};
     if (out.aolpVisual.data) aolpVisual(a, d, luma.s0 * 0.5f / static_cast<float>(maxv), visual);
+    if (out.normals.data || out.normalsVisual.data)
+      normalVisual(normal, surfaceNormal(luma, settings.refractiveIndex, settings.minDolp, normal), normalColour);
       // Shifted in from the end (the loop is not unrolled, so no array is indexed by qx).
 #pragma unroll
     for (int i = 0; i + 1 < kSpanX; ++i) dolpRow[i] = dolpRow[i + 1], aolpRow[i] = aolpRow[i + 1];
 #pragma unroll
-    for (int i = 0; i + 3 < 3 * kSpanX; ++i) visualRow[i] = visualRow[i + 3];
+    for (int i = 0; i + 3 < 3 * kSpanX; ++i)
+      visualRow[i] = visualRow[i + 3], normalRow[i] = normalRow[i + 3], normalColourRow[i] = normalColourRow[i + 3];
     dolpRow[kSpanX - 1] = d, aolpRow[kSpanX - 1] = a;
 #pragma unroll
-    for (int c = 0; c < 3; ++c) visualRow[3 * kSpanX - 3 + c] = visual[c];
+    for (int c = 0; c < 3; ++c)
+      visualRow[3 * kSpanX - 3 + c] = visual[c], normalRow[3 * kSpanX - 3 + c] = normal[c],
+                                 normalColourRow[3 * kSpanX - 3 + c] = normalColour[c];
   }
   if (out.dolp.data) storeRun<4>(out.dolp, x, y, dolpRow, count);
   if (out.aolp.data) storeRun<4>(out.aolp, x, y, aolpRow, count);
   if (out.aolpVisual.data) storeRun<4>(out.aolpVisual, x, y, visualRow, 3 * count);
+  if (out.normals.data) storeRun<4>(out.normals, x, y, normalRow, 3 * count);
+  if (out.normalsVisual.data) storeRun<4>(out.normalsVisual, x, y, normalColourRow, 3 * count);
 }
 
 // Colour sensors. C00..C11: the Bayer colours of a quad (template, so nothing is selected at run
@@ -493,15 +522,14 @@ __global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? kAn
     if (count > 0)
 #pragma unroll
       for (int qy = 0; qy < 2; ++qy)
-        storeStokesRow(out, weights, staged, 2 * threadIdx.y + qy, kSpanX * 3 * threadIdx.x, x, y + qy, count, maxv);
+        storeStokesRow(out, s, weights, staged, 2 * threadIdx.y + qy, kSpanX * 3 * threadIdx.x, x, y + qy, count, maxv);
 }
 
 template <int C00, int C10, int C01, int C11, class T>
 void launchColour(const Settings& s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
                   const PositionWeights& w, cudaStream_t stream) {
   dim3 block(kThreadsX, kThreadsY), grid((subW + kTileW - 1) / kTileW, (subH + kTileH - 1) / kTileH);
-  bool stokes = out.s0.data || out.s1.data || out.s2.data || out.dolp.data || out.aolp.data || out.aolpVisual.data;
-  if (stokes)
+  if (out.wantsStokes())
     demosaicColour<C00, C10, C01, C11, true, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
   else
     demosaicColour<C00, C10, C01, C11, false, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
@@ -543,11 +571,9 @@ template <class T> __global__ void demosaicMonoHalf(Settings s, ImageView<const 
   }
   int count = min(kMonoGroup, outW - x0);
   const uint8_t* at = s.layout.angleAt;
-  bool polarization = out.dolp.data || out.aolp.data || out.aolpVisual.data;
-  float maxv = static_cast<float>(maxValue(s.format));
-  T angle[4][kMonoGroup], s0[kMonoGroup];
-  float s1[kMonoGroup], s2[kMonoGroup], dolpRun[kMonoGroup], aolpRun[kMonoGroup];
-  uint8_t visual[3 * kMonoGroup];
+  T angle[4][kMonoGroup], s0[kMonoGroup], minimum[kMonoGroup], maximum[kMonoGroup], polarizer[kMonoGroup];
+  float s1[kMonoGroup], s2[kMonoGroup], dolpRun[kMonoGroup], aolpRun[kMonoGroup], normals[3 * kMonoGroup];
+  uint8_t visual[3 * kMonoGroup], normalColours[3 * kMonoGroup];
 #pragma unroll
   for (int i = 0; i < kMonoGroup; ++i) {
     int p0 = sample[0][2 * i], p1 = sample[0][2 * i + 1], p2 = sample[1][2 * i],
@@ -558,10 +584,12 @@ template <class T> __global__ void demosaicMonoHalf(Settings s, ImageView<const 
       value[k] = at[0] == k ? p0 : at[1] == k ? p1 : at[2] == k ? p2 : p3;
       angle[k][i] = static_cast<T>(value[k]);
     }
-    MonoStokes<T> d(value, polarization, out.aolpVisual.data, maxv);
+    MonoStokes<T> d(value, s, out);
     s0[i] = d.s0, s1[i] = d.s1, s2[i] = d.s2, dolpRun[i] = d.dolp, aolpRun[i] = d.aolp;
+    minimum[i] = d.minimum, maximum[i] = d.maximum, polarizer[i] = d.polarizer;
 #pragma unroll
-    for (int c = 0; c < 3; ++c) visual[3 * i + c] = d.visual[c];
+    for (int c = 0; c < 3; ++c)
+      visual[3 * i + c] = d.visual[c], normals[3 * i + c] = d.normal[c], normalColours[3 * i + c] = d.normalColour[c];
   }
 #pragma unroll
   for (int k = 0; k < 4; ++k)
@@ -572,6 +600,11 @@ template <class T> __global__ void demosaicMonoHalf(Settings s, ImageView<const 
   if (out.dolp.data) storeRun<kMonoGroup>(out.dolp, x0, y, dolpRun, count);
   if (out.aolp.data) storeRun<kMonoGroup>(out.aolp, x0, y, aolpRun, count);
   if (out.aolpVisual.data) storeRun<kMonoGroup>(out.aolpVisual, x0, y, visual, 3 * count);
+  if (out.minimum.data) storeRun<kMonoGroup>(out.minimum, x0, y, minimum, count);
+  if (out.maximum.data) storeRun<kMonoGroup>(out.maximum, x0, y, maximum, count);
+  if (out.polarizer.data) storeRun<kMonoGroup>(out.polarizer, x0, y, polarizer, count);
+  if (out.normals.data) storeRun<kMonoGroup>(out.normals, x0, y, normals, 3 * count);
+  if (out.normalsVisual.data) storeRun<kMonoGroup>(out.normalsVisual, x0, y, normalColours, 3 * count);
 }
 
 // Mono, full resolution: each angle at every pixel from its nearest samples, as the CPU does.
@@ -596,15 +629,20 @@ __global__ void demosaicMonoFull(Settings s, ImageView<const uint8_t> raw, int o
     value[k] = (sum + n / 2) / n;
     if (out.angle[k].data) out.angle[k].at(x, y) = static_cast<T>(value[k]);
   }
-  MonoStokes<T> d(value, out.dolp.data || out.aolp.data || out.aolpVisual.data, out.aolpVisual.data,
-                  static_cast<float>(maxValue(s.format)));
+  MonoStokes<T> d(value, s, out);
   if (out.s0.data) out.s0.at(x, y) = d.s0;
   if (out.s1.data) out.s1.at(x, y) = d.s1;
   if (out.s2.data) out.s2.at(x, y) = d.s2;
   if (out.dolp.data) out.dolp.at(x, y) = d.dolp;
   if (out.aolp.data) out.aolp.at(x, y) = d.aolp;
-  if (out.aolpVisual.data)
-    for (int c = 0; c < 3; ++c) out.aolpVisual.at(x, y, c) = d.visual[c];
+  if (out.minimum.data) out.minimum.at(x, y) = d.minimum;
+  if (out.maximum.data) out.maximum.at(x, y) = d.maximum;
+  if (out.polarizer.data) out.polarizer.at(x, y) = d.polarizer;
+  for (int c = 0; c < 3; ++c) {
+    if (out.aolpVisual.data) out.aolpVisual.at(x, y, c) = d.visual[c];
+    if (out.normals.data) out.normals.at(x, y, c) = d.normal[c];
+    if (out.normalsVisual.data) out.normalsVisual.at(x, y, c) = d.normalColour[c];
+  }
 }
 
 }  // namespace

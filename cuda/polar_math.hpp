@@ -39,16 +39,34 @@ struct Settings {
   Mosaic mosaic = Mosaic::rggb;
   RawFormat format = RawFormat::mono8;
   Layout layout;
-  bool fullResolution = false;  // mono only
+  bool fullResolution = false;                   // mono only
+  float polarizerCos = 1.f, polarizerSin = 0.f;  // cos 2t, sin 2t of the virtual polarizer's angle t
+  float refractiveIndex = 1.5f;                  // of the surface, for normals
+  float minDolp = 0.02f;                         // normals: pixels less polarized than this are invalid
 };
 
 // The planes one pass can produce; empty views are skipped.
 template <class T> struct Planes {
-  ImageView<T> angle[4];          // 0, 45, 90, 135: u8/u16, 1 or 3 channels
-  ImageView<T> s0;                // S0 / 2 (the mean of the four angles) in the input's range
-  ImageView<float> s1, s2;        // 1 or 3 channels
-  ImageView<float> dolp, aolp;    // 1 channel (colour: from the luminance Stokes)
-  ImageView<uint8_t> aolpVisual;  // RGB8
+  ImageView<T> angle[4];             // 0, 45, 90, 135: u8/u16, 1 or 3 channels
+  ImageView<T> s0;                   // S0 / 2 (the mean of the four angles) in the input's range
+  ImageView<float> s1, s2;           // 1 or 3 channels
+  ImageView<float> dolp, aolp;       // 1 channel (colour: from the luminance Stokes)
+  ImageView<uint8_t> aolpVisual;     // RGB8
+  ImageView<T> minimum, maximum;     // outputs min, max: (S0 -+ sqrt(S1^2 + S2^2)) / 2, like s0
+  ImageView<T> polarizer;            // (S0 + S1 cos 2t + S2 sin 2t) / 2, like s0
+  ImageView<float> normals;          // x, y, z (from the luminance Stokes); 0, 0, 0 where invalid
+  ImageView<uint8_t> normalsVisual;  // RGB8: (x, y, z + 1) / 2; black where invalid
+  // Planes that need the Stokes vector (every one but the angles).
+  PP_HD bool wantsStokes() const {
+    return s0.data || s1.data || s2.data || dolp.data || aolp.data || aolpVisual.data || minimum.data || maximum.data ||
+           polarizer.data || normals.data || normalsVisual.data;
+  }
+  // Planes made from a pixel's (luminance) Stokes vector as a whole.
+  PP_HD bool wantsPolarization() const {
+    return dolp.data || aolp.data || aolpVisual.data || normals.data || normalsVisual.data;
+  }
+  // Planes made per channel beside s0.
+  PP_HD bool wantsFiltered() const { return minimum.data || maximum.data || polarizer.data; }
 };
 
 PP_HD int maxValue(RawFormat f) {
@@ -143,9 +161,84 @@ PP_HD void aolpVisual(float aolpRad, float dolpValue, float value, uint8_t rgb[3
   rgb[0] = unitToByte(r), rgb[1] = unitToByte(g), rgb[2] = unitToByte(b);
 }
 
-// DoLP, AoLP and the HSV visual of one pixel from its (luminance) Stokes, where requested.
-template <class P> PP_HD void storePolarization(const P& out, int x, int y, Stokes s, float maxValue) {
-  if (!out.dolp.data && !out.aolp.data && !out.aolpVisual.data) return;
+// Products and sums rounded on their own on both sides: the device would fuse a * b + c.
+PP_HD float mulRn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+PP_HD float addRn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+// A sample from a float in the samples' range: rounded half up, clamped to 0..maxv.
+PP_HD int toSample(float v, int maxv) {
+  int r = static_cast<int>(floorf(v + 0.5f));
+  return r < 0 ? 0 : r > maxv ? maxv : r;
+}
+
+// What linear polarizers pass, from one channel's Stokes (S0 the sum of the four angles / 2), in the
+// samples' range: the least over all angles, (S0 - sqrt(S1^2 + S2^2)) / 2 (the polarized part, a
+// reflection, suppressed), the most (S0 + sqrt(S1^2 + S2^2)) / 2, and at angle t
+// (S0 + S1 cos 2t + S2 sin 2t) / 2.
+struct Filtered {
+  int min, max, polarizer;
+};
+PP_HD Filtered filtered(Stokes s, const Settings& settings, int maxv) {
+  float polarized = sqrtf(addRn(mulRn(s.s1, s.s1), mulRn(s.s2, s.s2)));
+  float at = addRn(addRn(s.s0, mulRn(s.s1, settings.polarizerCos)), mulRn(s.s2, settings.polarizerSin));
+  return {toSample((s.s0 - polarized) * 0.5f, maxv), toSample((s.s0 + polarized) * 0.5f, maxv),
+          toSample(at * 0.5f, maxv)};
+}
+
+// The surface normal under the diffuse model (light scattered inside the surface, polarized on its
+// way out): the zenith angle from the DoLP through the Fresnel transmission of a surface of
+// refractive index n, inverted in closed form (the model squared out is a quadratic in cos^2 of the
+// zenith; this is its root on the model's branch, tested against the forward model); the azimuth
+// is the AoLP, or the AoLP + pi: a diffuse reflection cannot tell which (the normal's x, y could both
+// be negated). x to the right, y down the image, z towards the camera. False (a zero vector) where
+// the DoLP is below minDolp; at or above the largest diffuse DoLP, (n^2 - 1) / (n^2 + 1), the normal
+// lies in the image plane.
+PP_HD bool surfaceNormal(Stokes s, float n, float minDolp, float normal[3]) {
+  float rho = dolp(s);
+  normal[0] = normal[1] = normal[2] = 0.f;
+  if (!(rho >= minDolp) || rho <= 0.f) return false;
+  float n2 = mulRn(n, n), n4 = mulRn(n2, n2), r2 = mulRn(rho, rho);
+  float cos2 = 0.f;  // cos^2 of the zenith
+  if (rho < (n2 - 1.f) / (n2 + 1.f)) {
+    float root = sqrtf(1.f - r2);
+    float num =
+        2.f * rho + 2.f * n2 * rho - 2.f * n2 + n4 + r2 + 4.f * n2 * r2 - n4 * r2 - 4.f * n2 * n * rho * root + 1.f;
+    float den = n4 * r2 + 2.f * n4 * rho + n4 + 6.f * n2 * r2 + 4.f * n2 * rho - 2.f * n2 + r2 + 2.f * rho + 1.f;
+    cos2 = num / den;
+    cos2 = cos2 < 0.f ? 0.f : cos2 > 1.f ? 1.f : cos2;
+  }
+  float sinZenith = sqrtf(1.f - cos2);
+  // cos and sin of the AoLP a from cos 2a = S1 / |S1, S2| and sin 2a = S2 / |S1, S2|: a in [0, pi),
+  // so sin a >= 0, and cos a has the sign of S2.
+  float c2 = s.s1 / sqrtf(addRn(mulRn(s.s1, s.s1), mulRn(s.s2, s.s2)));
+  c2 = c2 < -1.f ? -1.f : c2 > 1.f ? 1.f : c2;
+  float cosA = sqrtf((1.f + c2) * 0.5f), sinA = sqrtf((1.f - c2) * 0.5f);
+  if (s.s2 < 0.f) cosA = -cosA;
+  normal[0] = cosA * sinZenith, normal[1] = sinA * sinZenith, normal[2] = sqrtf(cos2);
+  return true;
+}
+
+// The usual colouring of a normal: x, y, z from [-1, 1] to red, green, blue.
+PP_HD void normalVisual(const float normal[3], bool valid, uint8_t rgb[3]) {
+  for (int c = 0; c < 3; ++c) rgb[c] = valid ? unitToByte((normal[c] + 1.f) * 0.5f) : 0;
+}
+
+// DoLP, AoLP, the HSV visual and the normal of one pixel from its (luminance) Stokes, where requested.
+template <class P>
+PP_HD void storePolarization(const P& out, const Settings& settings, int x, int y, Stokes s, float maxValue) {
+  if (!out.wantsPolarization()) return;
   float d = dolp(s), a = aolp(s);
   if (out.dolp.data) out.dolp.at(x, y) = d;
   if (out.aolp.data) out.aolp.at(x, y) = a;
@@ -153,6 +246,16 @@ template <class P> PP_HD void storePolarization(const P& out, int x, int y, Stok
     uint8_t rgb[3];
     aolpVisual(a, d, s.s0 * 0.5f / maxValue, rgb);
     for (int c = 0; c < 3; ++c) out.aolpVisual.at(x, y, c) = rgb[c];
+  }
+  if (out.normals.data || out.normalsVisual.data) {
+    float normal[3];
+    bool valid = surfaceNormal(s, settings.refractiveIndex, settings.minDolp, normal);
+    uint8_t rgb[3];
+    normalVisual(normal, valid, rgb);
+    for (int c = 0; c < 3; ++c) {
+      if (out.normals.data) out.normals.at(x, y, c) = normal[c];
+      if (out.normalsVisual.data) out.normalsVisual.at(x, y, c) = rgb[c];
+    }
   }
 }
 

@@ -1,5 +1,8 @@
 // Shared by the CPU and GPU demosaic tests: run a backend into fresh (poisoned) planes.
 #pragma once
+#include <algorithm>
+#include <cmath>
+#include <functional>
 #include <map>
 
 #include "stages/demosaic/demosaic.hpp"
@@ -43,6 +46,28 @@ inline Image packRaw(const Image& samples, polar::RawFormat format) {
     }
   }
   return out;
+}
+
+// A raw mosaic (mono16, or u8 for mono8) of what each pixel's polarizer passes, given per sub-image
+// pixel (x, y), colour channel c (0 on mono sensors) and polarizer angle t in radians; rounded.
+inline Image mosaicOf(const demosaic::Settings& s, int subW, int subH,
+                      const std::function<double(int x, int y, int c, double t)>& passes) {
+  bool wide = s.format != polar::RawFormat::mono8;
+  Image raw({wide ? Depth::u16 : Depth::u8, 1}, 2 * subW, 2 * subH, MemoryKind::host);
+  double maxv = polar::maxValue(s.format);
+  for (int y = 0; y < subH; ++y)
+    for (int x = 0; x < subW; ++x)
+      for (int k = 0; k < 4; ++k) {
+        int ox = 0, oy = 0;
+        s.layout.offsetOf(k, ox, oy);
+        int c = s.mosaic == polar::Mosaic::rggb ? s.layout.colour(x, y) : 0;
+        double v = std::clamp(std::round(passes(x, y, c, polar::kAngles[k] * M_PI / 180)), 0.0, maxv);
+        if (wide)
+          raw.view<uint16_t>().at(2 * x + ox, 2 * y + oy) = static_cast<uint16_t>(v);
+        else
+          raw.view<uint8_t>().at(2 * x + ox, 2 * y + oy) = static_cast<uint8_t>(v);
+      }
+  return raw;
 }
 
 // PSNR of `a` against `truth` over all channels, `peak` the largest sample value.

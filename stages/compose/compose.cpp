@@ -98,7 +98,7 @@ void composeCpu(const std::vector<const Image*>& tiles, const std::vector<TileSt
     ImageView<uint8_t> region{
         canvas.row(oy) + static_cast<size_t>(ox) * 3, tile.width(), tile.height(), canvas.pitch, 3, canvas.memory};
     drawTile(tile, styles[i], region);
-    if (i == 0 && boxes) drawBoxes(region, *boxes);
+    if (styles[i].boxes && boxes) drawBoxes(region, *boxes);
   }
 }
 
@@ -151,7 +151,7 @@ void ComposerCuda::compose(const std::vector<const Image*>& tiles, const std::ve
                  {},
                  {},
                  {}};
-    if (i == 0 && boxes)
+    if (styles[i].boxes && boxes)
       for (const Box& b : *boxes) {
         if (t.boxes == kMaxDrawnBoxes) break;
         t.boxX0[t.boxes] = static_cast<int>(std::lround(b.x)), t.boxY0[t.boxes] = static_cast<int>(std::lround(b.y));

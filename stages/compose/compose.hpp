@@ -15,7 +15,8 @@ enum class Layout { single, side_by_side, grid2x2 };
 
 struct TileStyle {
   Colormap colormap = Colormap::none;
-  double max = 0;  // value drawn at the top of the map; 0: the depth's full range (255, 65535, 1.0)
+  double max = 0;      // value drawn at the top of the map; 0: the depth's full range (255, 65535, 1.0)
+  bool boxes = false;  // the boxes are drawn on this tile
 };
 
 int tileCount(Layout layout);

@@ -10,6 +10,7 @@ struct ComposeParams {
   std::string layout = "single";
   std::vector<std::string> colormaps;  // per tile, a..d
   std::vector<double> max;             // per tile
+  std::vector<std::string> boxes_on = {"a"};
 };
 
 const std::vector<std::string> kTiles = {"a", "b", "c", "d"};
@@ -32,10 +33,12 @@ class ComposeStage : public Stage {
                      }})
             .add("max", &Params::max,
                  "per tile: the value at the top of the colour map (0: 255, 65535 or 1.0 by depth)",
-                 Rule<std::vector<double>>{"a list of up to 4 numbers >= 0", [](const std::vector<double>& v) {
+                 Rule<std::vector<double>>{"a list of up to 4 numbers >= 0",
+                                           [](const std::vector<double>& v) {
                                              return v.size() <= 4 &&
                                                     std::all_of(v.begin(), v.end(), [](double x) { return x >= 0; });
-                                           }});
+                                           }})
+            .add("boxes_on", &Params::boxes_on, "the tiles the boxes input is drawn on", listOf(kTiles));
     return schema;
   }
 
@@ -55,6 +58,7 @@ class ComposeStage : public Stage {
                                              : Colormap::none;
       }
       if (i < p.max.size()) styles_[i].max = p.max[i];
+      styles_[i].boxes = std::find(p.boxes_on.begin(), p.boxes_on.end(), kTiles[i]) != p.boxes_on.end();
     }
   }
 

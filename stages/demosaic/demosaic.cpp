@@ -14,17 +14,18 @@ std::vector<PlaneSpec> planesFor(const Settings& s, const std::vector<std::strin
   for (const auto& name : outputs) {
     if (name == "angles")
       for (int k = 0; k < 4; ++k) planes.push_back({angleName(k), sample});
-    else if (name == "s0")
+    else if (name == "s0" || name == "min" || name == "max" || name == "polarizer")
       planes.push_back({name, sample});
     else if (name == "s1" || name == "s2")
       planes.push_back({name, {Depth::f32, channels}});
     else if (name == "dolp" || name == "aolp")
       planes.push_back({name, {Depth::f32, 1}});
-    else if (name == "aolp_visual")
+    else if (name == "aolp_visual" || name == "normals_visual")
       planes.push_back({name, {Depth::u8, 3}});
+    else if (name == "normals")
+      planes.push_back({name, {Depth::f32, 3}});
     else
-      throw std::invalid_argument("unknown demosaic output '" + name +
-                                  "' (outputs: angles, s0, s1, s2, dolp, aolp, aolp_visual)");
+      throw std::invalid_argument("unknown demosaic output '" + name + "' (outputs: " + joinList(outputNames()) + ")");
   }
   return planes;
 }
@@ -45,6 +46,11 @@ template <class T> void runTyped(const Settings& s, const Image& raw, const std:
   planes.dolp = viewOf<float>(outputs, "dolp");
   planes.aolp = viewOf<float>(outputs, "aolp");
   planes.aolpVisual = viewOf<uint8_t>(outputs, "aolp_visual");
+  planes.minimum = viewOf<T>(outputs, "min");
+  planes.maximum = viewOf<T>(outputs, "max");
+  planes.polarizer = viewOf<T>(outputs, "polarizer");
+  planes.normals = viewOf<float>(outputs, "normals");
+  planes.normalsVisual = viewOf<uint8_t>(outputs, "normals_visual");
   ImageView<const uint8_t> bytes = rawBytes(raw, s.format);
   int rawWidth = rawPixelWidth(s.format, raw.width());
   if (!cuda) return demosaicCpu<T>(s, bytes, rawWidth, planes);

@@ -19,9 +19,11 @@ using polar::Planes;
 using polar::RawFormat;
 using polar::Settings;
 
-// Output names as the config and the CLI know them.
-const std::vector<std::string>& outputNames();  // angles s0 s1 s2 dolp aolp aolp_visual
-const char* angleName(int k);                   // "angle_0" ...
+// Output names as the config and the CLI know them, and what each holds in one line. Planes in
+// "the samples' range" are u8 for mono8 and u16 otherwise, with a colour sensor's three channels.
+const std::vector<std::pair<std::string, std::string>>& outputMeanings();
+const std::vector<std::string>& outputNames();
+const char* angleName(int k);  // "angle_0" ...
 
 // Raw sample formats by name (mono8, mono10, mono12, mono16, mono10p, mono12p, mono10packed,
 // mono12packed: see polar::RawFormat); rawFormatOf throws std::invalid_argument for another name.
@@ -38,6 +40,9 @@ struct DemosaicParams {
   std::string bayer = "rggb";
   std::string resolution = "half";
   std::vector<std::string> outputs = {"s0", "dolp", "aolp"};
+  double polarizer_deg = 0;
+  double refractive_index = 1.5;
+  double min_dolp = 0.02;
 };
 const ParamSchema<DemosaicParams>& demosaicParamSchema();
 // The backends' settings for these parameters; throws std::invalid_argument for a combination

@@ -101,18 +101,50 @@ void demosaicCpu(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, 
                            static_cast<float>(value[2][c]), static_cast<float>(value[3][c]));
         storef(out.s1, x, y, c, st.s1);
         storef(out.s2, x, y, c, st.s2);
+        if (out.wantsFiltered()) {
+          Filtered f = filtered(st, s, maxValue(s.format));
+          store(out.minimum, x, y, c, static_cast<T>(f.min));
+          store(out.maximum, x, y, c, static_cast<T>(f.max));
+          store(out.polarizer, x, y, c, static_cast<T>(f.polarizer));
+        }
         float w = colour ? lumaWeight(c) : 1.f;
         luma.s0 += w * st.s0, luma.s1 += w * st.s1, luma.s2 += w * st.s2;
       }
-      storePolarization(out, x, y, luma, maxv);
+      storePolarization(out, s, x, y, luma, maxv);
     }
 }
 
 template void demosaicCpu<uint8_t>(const Settings&, ImageView<const uint8_t>, int, const Planes<uint8_t>&);
 template void demosaicCpu<uint16_t>(const Settings&, ImageView<const uint8_t>, int, const Planes<uint16_t>&);
 
+const std::vector<std::pair<std::string, std::string>>& outputMeanings() {
+  static const std::vector<std::pair<std::string, std::string>> meanings = {
+      {"angles", "angle_0 .. angle_135: what a polarizer at each of the sensor's angles saw (the samples' range)"},
+      {"s0", "S0 / 2: the intensity, what a camera without polarizers sees (the samples' range)"},
+      {"s1", "S1 = I0 - I90 (f32): polarized along the rows (> 0) or the columns (< 0)"},
+      {"s2", "S2 = I45 - I135 (f32): polarized along one diagonal or the other"},
+      {"dolp", "sqrt(S1^2 + S2^2) / S0 (f32, 0..1): how much of the light is linearly polarized"},
+      {"aolp", "atan2(S2, S1) / 2 (f32, radians 0..pi): the angle it is polarized at, from the rows"},
+      {"aolp_visual", "RGB: hue AoLP, saturation DoLP, value S0"},
+      {"min",
+       "(S0 - sqrt(S1^2 + S2^2)) / 2: the best polarizer angle at each pixel; reflections off glass, water "
+       "and paint suppressed"},
+      {"max", "(S0 + sqrt(S1^2 + S2^2)) / 2: the worst one; reflections enhanced"},
+      {"polarizer", "(S0 + S1 cos 2t + S2 sin 2t) / 2: behind a linear polarizer at t = polarizer_deg"},
+      {"normals",
+       "x, y, z (f32, unit; x right, y down, z to the camera): the surface normal under the diffuse "
+       "model, zenith from DoLP and refractive_index, azimuth AoLP or AoLP + 180 degrees (it cannot tell "
+       "which); 0, 0, 0 where DoLP < min_dolp"},
+      {"normals_visual", "RGB: x, y, z from -1..1 to 0..255; black where there is no normal"}};
+  return meanings;
+}
+
 const std::vector<std::string>& outputNames() {
-  static const std::vector<std::string> names = {"angles", "s0", "s1", "s2", "dolp", "aolp", "aolp_visual"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& [name, meaning] : outputMeanings()) out.push_back(name);
+    return out;
+  }();
   return names;
 }
 

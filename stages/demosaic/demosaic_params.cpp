@@ -1,12 +1,21 @@
 // demosaic's parameters, declared once for the YAML schema and the command line.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
 #include "stages/demosaic/demosaic.hpp"
 
 namespace pp::demosaic {
+
+namespace {
+std::string outputsHelp() {
+  std::string help = "planes to produce (colour sensors: DoLP, AoLP and normals from the luminance):";
+  for (const auto& [name, meaning] : outputMeanings()) help += "\n          " + name + ": " + meaning;
+  return help;
+}
+}  // namespace
 
 const ParamSchema<DemosaicParams>& demosaicParamSchema() {
   static const auto schema =
@@ -25,8 +34,17 @@ const ParamSchema<DemosaicParams>& demosaicParamSchema() {
                oneOf({"rggb", "bggr", "grbg", "gbrg"}))
           .add("resolution", &DemosaicParams::resolution,
                "polar_mono: half (super-pixels) or full (each angle interpolated)", oneOf({"half", "full"}))
-          .add("outputs", &DemosaicParams::outputs,
-               "planes to produce (angles gives angle_0, angle_45, angle_90, angle_135)", listOf(outputNames()));
+          .add("outputs", &DemosaicParams::outputs, outputsHelp(), listOf(outputNames()))
+          .add("polarizer_deg", &DemosaicParams::polarizer_deg,
+               "output polarizer: the angle of the virtual linear polarizer, degrees (0: along the rows, 90: the "
+               "columns)",
+               numberIn(-360, 360))
+          .add("refractive_index", &DemosaicParams::refractive_index,
+               "output normals: the surface's refractive index (glass, plastics and paint about 1.5)",
+               numberIn(1.01, 4))
+          .add("min_dolp", &DemosaicParams::min_dolp,
+               "output normals: pixels with a DoLP below this have no normal (0, 0, 0; black in normals_visual)",
+               numberIn(0, 1));
   return schema;
 }
 
@@ -42,6 +60,11 @@ Settings settingsOf(const DemosaicParams& p) {
       {"gbrg", {polar::G, polar::B, polar::R, polar::G}}};
   std::copy_n(bayers.at(p.bayer).begin(), 4, s.layout.colourAt);
   s.fullResolution = p.resolution == "full";
+  double twice = 2 * p.polarizer_deg * M_PI / 180;
+  s.polarizerCos = static_cast<float>(std::cos(twice));
+  s.polarizerSin = static_cast<float>(std::sin(twice));
+  s.refractiveIndex = static_cast<float>(p.refractive_index);
+  s.minDolp = static_cast<float>(p.min_dolp);
   if (s.fullResolution && s.mosaic == Mosaic::rggb)
     throw std::invalid_argument("resolution full is for polar_mono; polar_rggb demosaics at half resolution");
   if (p.outputs.empty()) throw std::invalid_argument("outputs is empty: ask for at least one plane");

@@ -78,8 +78,10 @@ class DemosaicStage : public Stage {
 }  // namespace
 
 void registerDemosaicStage(Registry& registry) {
-  registry.add<DemosaicStage>(Role::stage, "demosaic",
-                              "polarization demosaic: angle images, Stokes, DoLP, AoLP, HSV visual (input raw)");
+  registry.add<DemosaicStage>(
+      Role::stage, "demosaic",
+      "polarization demosaic: angle images, Stokes, DoLP, AoLP, HSV visual, polarizers' images (min, max, "
+      "polarizer), surface normals (input raw)");
 }
 
 }  // namespace pp::demosaic

@@ -1,5 +1,6 @@
 #include "stages/demosaic/synth.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace pp::demosaic {
@@ -33,6 +34,11 @@ SynthFrame synthesize(const Image& picture, const SynthOptions& o) {
   double constantDolp = o.dolp == "ramp" ? 0 : parseNumber(o.dolp, "dolp");
   if (o.dolp != "ramp" && (constantDolp < 0 || constantDolp > 1))
     throw std::invalid_argument("dolp " + o.dolp + " is outside [0, 1]");
+  const Image* glass = o.reflection;
+  if (glass && (glass->format().depth != Depth::u8 || (glass->format().channels != 1 && glass->format().channels < 3)))
+    throw std::invalid_argument("the reflection must be an 8-bit grey or colour picture, got " +
+                                toString(glass->format()));
+  double a = glass ? o.reflectionStrength : 0;
   double scale = o.sixteenBit ? 257.0 : 1.0;
   int channels = colour ? 3 : 1;
   Depth depth = o.sixteenBit ? Depth::u16 : Depth::u8;
@@ -43,7 +49,13 @@ SynthFrame synthesize(const Image& picture, const SynthOptions& o) {
   f.s0 = Image({Depth::f32, 1}, w, h, MemoryKind::host);
   f.dolp = Image({Depth::f32, 1}, w, h, MemoryKind::host);
   f.aolp = Image({Depth::f32, 1}, w, h, MemoryKind::host);
-  auto pic = picture.view<uint8_t>();
+  // Channel c of an 8-bit picture at (x, y): its own for colour, else grey (luma of a colour one).
+  auto sample = [&](const Image& img, int x, int y, int c) -> double {
+    auto v = img.view<uint8_t>();
+    if (img.format().channels == 1) return v.at(x, y);
+    if (colour) return v.at(x, y, c);
+    return 0.299 * v.at(x, y, 0) + 0.587 * v.at(x, y, 1) + 0.114 * v.at(x, y, 2);
+  };
   auto put = [&](Image& img, int x, int y, int c, long v) {
     if (depth == Depth::u8)
       img.view<uint8_t>().at(x, y, c) = static_cast<uint8_t>(v);
@@ -58,26 +70,41 @@ SynthFrame synthesize(const Image& picture, const SynthOptions& o) {
       phi = std::fmod(phi + o.aolpOffset, M_PI);
       if (phi < 0) phi += M_PI;
       double rho = o.dolp == "ramp" ? 0.1 + 0.8 * (y + 0.5) / h : constantDolp;
-      double base[3], luma = 0;
+      double base[3], mirrored[3] = {}, luma = 0;
       for (int c = 0; c < channels; ++c) {
-        double v = colour ? pic.at(x, y, c)
-                   : picture.format().channels == 1
-                       ? pic.at(x, y)
-                       : 0.299 * pic.at(x, y, 0) + 0.587 * pic.at(x, y, 1) + 0.114 * pic.at(x, y, 2);
-        base[c] = 0.5 * v * scale;  // S0 / 2: I(theta) peaks at 2 * base, within range
+        base[c] = 0.5 * sample(picture, x, y, c) * scale;  // S0 / 2: I(theta) peaks at 2 * base, within range
+        if (glass) mirrored[c] = 0.5 * sample(*glass, x % glass->width(), y % glass->height(), c) * scale;
         luma += (colour ? polar::lumaWeight(c) : 1.0) * base[c];
+      }
+      double I[4][3];  // what each angle sees, per channel
+      for (int k = 0; k < 4; ++k) {
+        double theta = polar::kAngles[k] * M_PI / 180.0;
+        double factor = 1 + rho * std::cos(2 * (theta - phi));
+        for (int c = 0; c < channels; ++c)
+          I[k][c] = glass
+                        ? (1 - a) * base[c] * factor + a * mirrored[c] * (1 + std::cos(2 * (theta - o.reflectionAolp)))
+                        : base[c] * factor;
+      }
+      if (glass) {  // the truth of what reaches the sensor: the (luminance) Stokes of the four angles
+        double s[3] = {};
+        for (int c = 0; c < channels; ++c) {
+          double w = colour ? polar::lumaWeight(c) : 1.0;
+          s[0] += w * (I[0][c] + I[1][c] + I[2][c] + I[3][c]) / 2, s[1] += w * (I[0][c] - I[2][c]),
+              s[2] += w * (I[1][c] - I[3][c]);
+        }
+        luma = s[0] / 2;
+        rho = s[0] > 0 ? std::min(1.0, std::hypot(s[1], s[2]) / s[0]) : 0;
+        phi = std::fmod(0.5 * std::atan2(s[2], s[1]) + M_PI, M_PI);
       }
       f.s0.view<float>().at(x, y) = static_cast<float>(2 * luma);
       f.dolp.view<float>().at(x, y) = static_cast<float>(rho);
       f.aolp.view<float>().at(x, y) = static_cast<float>(phi);
       for (int k = 0; k < 4; ++k) {
-        double theta = polar::kAngles[k] * M_PI / 180.0;
-        double factor = 1 + rho * std::cos(2 * (theta - phi));
-        for (int c = 0; c < channels; ++c) put(f.angle[k], x, y, c, std::lround(base[c] * factor));
+        for (int c = 0; c < channels; ++c) put(f.angle[k], x, y, c, std::lround(I[k][c]));
         int ox = 0, oy = 0;
         o.layout.offsetOf(k, ox, oy);
         int c = colour ? o.layout.colour(x, y) : 0;
-        put(f.raw, 2 * x + ox, 2 * y + oy, 0, std::lround(base[c] * factor));
+        put(f.raw, 2 * x + ox, 2 * y + oy, 0, std::lround(I[k][c]));
       }
     }
   return f;

@@ -17,6 +17,11 @@ class SynthSource : public Source {
     try {
       Image picture = readImage(p.picture.value);
       SynthOptions o = optionsOf(p);
+      Image reflection;
+      if (!p.reflection.empty()) {
+        reflection = readImage(p.reflection.value);
+        o.reflection = &reflection;
+      }
       for (int i = 0; i < p.variants; ++i) {
         o.aolpOffset = i * p.aolp_step_deg * M_PI / 180.0;
         variants_.push_back(synthesize(picture, o).raw);

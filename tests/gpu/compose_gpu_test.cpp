@@ -1,5 +1,5 @@
 // The view on the device against the CPU reference: every tile kind (grey, 16-bit through turbo,
-// float through HSV, colour), boxes on the first tile, output poisoned first; 8- and 16-bit tiles
+// float through HSV, colour), boxes on the first and last tiles, output poisoned first; 8- and 16-bit tiles
 // the same, the float tile's bytes within 1.
 #include "stages/compose/compose.hpp"
 #include "tests/support.hpp"
@@ -17,7 +17,7 @@ TEST(CudaCompose, MatchesTheCpuReference) {
   hostTiles.push_back(test::randomImage({Depth::u8, 3}, w, h));
   hostTiles[2].view<float>().at(3, 3) = INFINITY;
   std::vector<TileStyle> styles = {
-      {Colormap::gray, 0}, {Colormap::turbo, 4000}, {Colormap::hsv, 0}, {Colormap::none, 0}};
+      {Colormap::gray, 0, true}, {Colormap::turbo, 4000}, {Colormap::hsv, 0}, {Colormap::none, 0, true}};
   Detections boxes = {{10, 5, 20, 20, 3, 0}, {60, 30, 40, 40, 5, 0}};  // the second is clipped
   Image want({Depth::u8, 3}, 2 * w, 2 * h, MemoryKind::host), got(want.format(), 2 * w, 2 * h, MemoryKind::host);
   std::vector<const Image*> hostPointers;

@@ -304,6 +304,40 @@ TEST(Cli, StereoOnFilesAndItsErrors) {
   EXPECT_NE(slurp(far.err).find("4031"), std::string::npos) << slurp(far.err);
 }
 
+// The polarizers' images and normals from a raw file: each written, min <= polarizer <= max and
+// min <= S0 <= max at every pixel, and a polarizer at another angle gives another picture.
+TEST(Cli, DemosaicWritesThePolarizersImagesAndNormals) {
+  test::TempDir dir;
+  Child synth = spawn({binary(), "synth", test::picture("fruits.jpg"), "--mosaic", "polar_mono", "--out-dir",
+                       dir / "raw", "--dolp", "0.5", "--aolp", "radial"},
+                      dir);
+  ASSERT_EQ(waitFor(synth, std::chrono::seconds(30)), 0) << slurp(synth.err);
+  auto demosaic = [&](const std::string& degrees, const std::string& out) {
+    Child c = spawn({binary(), "demosaic", dir / "raw/raw.pgm", "--mosaic", "polar_mono", "--outputs",
+                     "s0,min,max,polarizer,normals,normals_visual", "--polarizer-deg", degrees, "--backend", "cpu",
+                     "--out-dir", dir / out},
+                    dir);
+    EXPECT_EQ(waitFor(c, std::chrono::seconds(60)), 0) << slurp(c.err);
+  };
+  demosaic("30", "a");
+  demosaic("120", "b");
+  Image s0 = readImage(dir / "a/s0.png"), lo = readImage(dir / "a/min.png"), hi = readImage(dir / "a/max.png"),
+        at30 = readImage(dir / "a/polarizer.png"), at120 = readImage(dir / "b/polarizer.png");
+  EXPECT_EQ(readImage(dir / "a/normals.pfm").format(), (Format{Depth::f32, 3}));
+  EXPECT_EQ(readImage(dir / "a/normals_visual.png").format(), (Format{Depth::u8, 3}));
+  int differ = 0;
+  for (int y = 0; y < s0.height(); ++y)
+    for (int x = 0; x < s0.width(); ++x) {
+      int m = lo.view<uint8_t>().at(x, y), M = hi.view<uint8_t>().at(x, y), p = at30.view<uint8_t>().at(x, y);
+      ASSERT_LE(m, s0.view<uint8_t>().at(x, y) + 1) << x << "," << y;
+      ASSERT_GE(M + 1, s0.view<uint8_t>().at(x, y)) << x << "," << y;
+      ASSERT_LE(m, p + 1) << x << "," << y;
+      ASSERT_GE(M + 1, p) << x << "," << y;
+      differ += std::abs(p - at120.view<uint8_t>().at(x, y)) > 4;
+    }
+  EXPECT_GT(differ, s0.width() * s0.height() / 4) << "crossed polarizers see different pictures";
+}
+
 // A file command takes its stage's parameters as the YAML does: every key an option of the same
 // name (dashes for underscores) with the rule `types` prints for it, and a value the YAML refuses
 // refused on the command line with the same words.
@@ -324,13 +358,16 @@ TEST(Cli, FileCommandsOfferTheirStagesParametersWithTheSameRules) {
     Child help = spawn({binary(), c.command, "--help"}, dir);
     ASSERT_EQ(waitFor(help, std::chrono::seconds(10)), 0) << slurp(help.err);
     std::string helpText = slurp(help.out);
-    // `types` prints "    key: help" then "        allowed; default value".
+    // `types` prints "    key: help" (help may go on over lines indented further) then
+    // "        allowed; default value".
+    auto indent = [](const std::string& line) { return line.find_first_not_of(' '); };
     std::istringstream lines(typesText);
     int keys = 0;
     for (std::string line, next; std::getline(lines, line);) {
-      if (line.rfind("    ", 0) != 0 || line.rfind("        ", 0) == 0 || line.find(':') == std::string::npos) continue;
+      if (indent(line) != 4 || line.find(':') == std::string::npos) continue;
       std::string key = line.substr(4, line.find(':') - 4);
-      ASSERT_TRUE(std::getline(lines, next));
+      while (std::getline(lines, next) && indent(next) != 8) {
+      }
       if (std::find(c.notOptions.begin(), c.notOptions.end(), key) != c.notOptions.end()) continue;
       ++keys;
       std::string option = "--" + key;

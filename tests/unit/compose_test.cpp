@@ -102,5 +102,23 @@ TEST(Transfer, IntegratedGpusReadPinnedMemoryInPlaceDiscreteOnesCopy) {
   EXPECT_EQ(outputMemory(Backend::cpu, false), MemoryKind::host);
 }
 
+// Boxes go on the tiles whose style asks for them (boxes_on), and only there.
+TEST(Compose, BoxesAreDrawnOnTheTilesAskedFor) {
+  Image tile({Depth::u8, 1}, 40, 30, MemoryKind::host);
+  fillBytes(tile, 100);
+  Detections boxes = {{5, 5, 20, 15, 3, 0}};
+  Image plain({Depth::u8, 3}, 80, 30, MemoryKind::host), boxed(plain.format(), 80, 30, MemoryKind::host);
+  composeCpu({&tile, &tile}, {{}, {}}, Layout::side_by_side, &boxes, plain);
+  composeCpu({&tile, &tile}, {{}, {Colormap::none, 0, true}}, Layout::side_by_side, &boxes, boxed);
+  auto changed = [&](int x0) {
+    int n = 0;
+    for (int y = 0; y < 30; ++y)
+      for (int x = x0; x < x0 + 40; ++x) n += plain.view<uint8_t>().at(x, y, 1) != boxed.view<uint8_t>().at(x, y, 1);
+    return n;
+  };
+  EXPECT_EQ(changed(0), 0) << "tile a has no boxes";
+  EXPECT_GT(changed(40), 50) << "tile b has them";
+}
+
 }  // namespace
 }  // namespace pp::compose

@@ -18,6 +18,11 @@ struct SynthArgs {
 
 int synth(const SynthArgs& a) {
   demosaic::SynthOptions o = demosaic::optionsOf(*a.p);
+  Image reflection;
+  if (!a.p->reflection.empty()) {
+    reflection = readImage(a.p->reflection.value);
+    o.reflection = &reflection;
+  }
   demosaic::SynthFrame f = demosaic::synthesize(readImage(a.picture), o);
   std::filesystem::create_directories(a.outDir);
   auto out = [&](const std::string& name) { return (std::filesystem::path(a.outDir) / name).string(); };
@@ -70,7 +75,8 @@ void addDemosaicCommands(CLI::App& app, int& exitCode) {
                                       "make a raw polarization mosaic with known truth from any picture (each picture "
                                       "pixel becomes a 2x2 polarizer block)");
   synthCmd->add_option("PICTURE", sa->picture, "8-bit picture (PNG, JPEG, PGM)")->required()->check(CLI::ExistingFile);
-  addParamOptions(synthCmd, demosaic::synthParamSchema(), sa->p, {"mosaic", "bits", "aolp", "dolp"});
+  addParamOptions(synthCmd, demosaic::synthParamSchema(), sa->p,
+                  {"mosaic", "bits", "aolp", "dolp", "reflection", "reflection_aolp_deg", "reflection_strength"});
   synthCmd->add_option("--out-dir", sa->outDir, "where raw.pgm and the truth_* images go")->required();
   synthCmd->callback([sa, &exitCode] { exitCode = synth(*sa); });
 
