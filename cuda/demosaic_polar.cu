@@ -8,9 +8,10 @@ namespace pp::polar {
 namespace {
 
 // What the four angle values of one mono pixel give, computed as the CPU reference computes them
-// (stokes(), filtered(), storePolarization()): S0 in the input's range, S1, S2, the polarizers'
-// images, and DoLP, AoLP, the visual and the normal, each when its plane is wanted.
-template <class T> struct MonoStokes {
+// (stokes(), leastPassed() and the like, storePolarization()): S0 in the input's range, S1, S2, and DoLP, AoLP and
+// the visual, each when its plane is wanted; with Products, the polarizers' images and the normal
+// too (a kernel of their own: the planes without them keep their registers and speed).
+template <class T, bool Products> struct MonoStokes {
   T s0, minimum = 0, maximum = 0, polarizer = 0;
   float s1, s2, dolp = 0.f, aolp = 0.f, normal[3] = {};
   uint8_t visual[3] = {}, normalColour[3] = {};
@@ -20,15 +21,17 @@ template <class T> struct MonoStokes {
         stokes(static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2]), static_cast<float>(v[3]));
     s1 = st.s1, s2 = st.s2;
     int maxv = maxValue(s.format);
-    if (out.wantsFiltered()) {
-      Filtered f = filtered(st, s, maxv);
-      minimum = static_cast<T>(f.min), maximum = static_cast<T>(f.max), polarizer = static_cast<T>(f.polarizer);
+    if constexpr (Products) {
+      if (out.minimum.data) minimum = static_cast<T>(leastPassed(st, maxv));
+      if (out.maximum.data) maximum = static_cast<T>(mostPassed(st, maxv));
+      if (out.polarizer.data) polarizer = static_cast<T>(passedAt(st, s, maxv));
     }
-    if (!out.wantsPolarization()) return;
+    if (!(out.dolp.data || out.aolp.data || out.aolpVisual.data || (Products && out.wantsPolarization()))) return;
     dolp = pp::polar::dolp(st), aolp = pp::polar::aolp(st);
     if (out.aolpVisual.data) aolpVisual(aolp, dolp, st.s0 * 0.5f / static_cast<float>(maxv), visual);
-    if (out.normals.data || out.normalsVisual.data)
-      normalVisual(normal, surfaceNormal(st, s.refractiveIndex, s.minDolp, normal), normalColour);
+    if constexpr (Products)
+      if (out.normals.data || out.normalsVisual.data)
+        normalVisual(normal, surfaceNormal(st, s.refractiveIndex, s.minDolp, normal), normalColour);
   }
 };
 
@@ -350,14 +353,15 @@ template <class T> __device__ __forceinline__ void storeStaged(const Staging<T>&
 // N samples as one aligned load or store.
 template <class V, int N> struct alignas(N * sizeof(V)) Vector { V v[N]; };
 
-// Writes the first `count` of N consecutive samples of a row of `plane` from (x, y): Piece samples
-// a store when all N are wanted and the rows allow it (callers keep x * channels a multiple of
-// Piece), else sample by sample. (Stokes planes written a sample a store touched a sector for
-// every 4 bytes of a warp's floats.)
-template <int Piece, class V, int N>
-__device__ __forceinline__ void storeRun(const ImageView<V>& plane, int x, int y, const V (&v)[N], int count = N) {
+// Writes the first `count` of N consecutive samples of a row of `plane` from sample `first` of
+// pixel (x, y): Piece samples a store when all N are wanted and the rows allow it (callers keep
+// x * channels + first a multiple of Piece), else sample by sample. (Stokes planes written a
+// sample a store touched a sector for every 4 bytes of a warp's floats.)
+template <int Piece, class V, int N> __device__ __forceinline__ void storeRun(const ImageView<V>& plane, int x, int y,
+                                                                              const V (&v)[N], int count = N,
+                                                                              int first = 0) {
   static_assert(N % Piece == 0, "whole pieces");
-  V* at = &plane.at(x, y, 0);
+  V* at = &plane.at(x, y, 0) + first;
   if (count == N && plane.rowsAligned(Piece * sizeof(V))) {
 #pragma unroll
     for (int i = 0; i < N; i += Piece) {
@@ -377,10 +381,10 @@ __device__ __forceinline__ void storeRun(const ImageView<V>& plane, int x, int y
 // positions' staged RGB values (so the MHC's registers are free by then), computed as stokes() and
 // storePolarization() compute them, each plane kSpanX pixels a store when it can. DoLP, AoLP and
 // the visual are made a pixel at a time: four pixels' worth at once took 96 registers.
-template <class T> __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Settings& settings,
-                                                                  const PositionWeights& weights,
-                                                                  const Staging<T>& staged, int sy, int sx, int x,
-                                                                  int y, int count, int maxv) {
+template <bool Products, class T>
+__device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Settings& settings,
+                                               const PositionWeights& weights, const Staging<T>& staged, int sy, int sx,
+                                               int x, int y, int count, int maxv) {
   constexpr int kSamples = 3 * kSpanX;
   struct Sums {
     int sum, s1, s2;  // of the four positions; S1 and S2 exact differences
@@ -394,26 +398,28 @@ template <class T> __device__ __forceinline__ void storeStokesRow(const Planes<T
     }
     return r;
   };
-  if (out.s0.data) {
+  if (Products && out.wantsFiltered()) {  // S0 and the polarizers' images from one read of each sample's sums
+    T mean[kSamples], low[kSamples], high[kSamples], through[kSamples];
+#pragma unroll
+    for (int i = 0; i < kSamples; ++i) {
+      Sums sums = sumsAt(i);
+      pp::polar::Stokes st{static_cast<float>(sums.sum) * 0.5f, static_cast<float>(sums.s1),
+                           static_cast<float>(sums.s2)};
+      mean[i] = static_cast<T>((sums.sum + 2) >> 2);
+      low[i] = static_cast<T>(leastPassed(st, maxv));  // all three: branches here cost registers
+      high[i] = static_cast<T>(mostPassed(st, maxv));
+      through[i] = static_cast<T>(passedAt(st, settings, maxv));
+    }
+    if (out.s0.data) storeRun<4>(out.s0, x, y, mean, 3 * count);
+    if (out.minimum.data) storeRun<4>(out.minimum, x, y, low, 3 * count);
+    if (out.maximum.data) storeRun<4>(out.maximum, x, y, high, 3 * count);
+    if (out.polarizer.data) storeRun<4>(out.polarizer, x, y, through, 3 * count);
+  } else if (out.s0.data) {
     T row[kSamples];
 #pragma unroll
     for (int i = 0; i < kSamples; ++i) row[i] = static_cast<T>((sumsAt(i).sum + 2) >> 2);
     storeRun<4>(out.s0, x, y, row, 3 * count);
   }
-  auto storeFiltered = [&](const ImageView<T>& plane, int which) {  // a plane at a time: 12 samples held, not 36
-    T row[kSamples];
-#pragma unroll
-    for (int i = 0; i < kSamples; ++i) {
-      Sums st = sumsAt(i);
-      Filtered f = filtered({static_cast<float>(st.sum) * 0.5f, static_cast<float>(st.s1), static_cast<float>(st.s2)},
-                            settings, maxv);
-      row[i] = static_cast<T>(which == 0 ? f.min : which == 1 ? f.max : f.polarizer);
-    }
-    storeRun<4>(plane, x, y, row, 3 * count);
-  };
-  if (out.minimum.data) storeFiltered(out.minimum, 0);
-  if (out.maximum.data) storeFiltered(out.maximum, 1);
-  if (out.polarizer.data) storeFiltered(out.polarizer, 2);
   if (out.s1.data) {
     float row[kSamples];
 #pragma unroll
@@ -426,7 +432,7 @@ template <class T> __device__ __forceinline__ void storeStokesRow(const Planes<T
     for (int i = 0; i < kSamples; ++i) row[i] = static_cast<float>(sumsAt(i).s2);
     storeRun<4>(out.s2, x, y, row, 3 * count);
   }
-  if (!out.wantsPolarization()) return;
+  if (!(out.dolp.data || out.aolp.data || out.aolpVisual.data || (Products && out.wantsPolarization()))) return;
   float dolpRow[kSpanX] = {}, aolpRow[kSpanX] = {}, normalRow[3 * kSpanX] = {};
   uint8_t visualRow[3 * kSpanX] = {}, normalColourRow[3 * kSpanX] = {};
 #pragma unroll 1
@@ -442,9 +448,10 @@ template <class T> __device__ __forceinline__ void storeStokesRow(const Planes<T
     float d = dolp(luma), a = aolp(luma), normal[3] = {};
     uint8_t visual[3] = {}, normalColour[3] = {};
     if (out.aolpVisual.data) aolpVisual(a, d, luma.s0 * 0.5f / static_cast<float>(maxv), visual);
-    if (out.normals.data || out.normalsVisual.data)
-      normalVisual(normal, surfaceNormal(luma, settings.refractiveIndex, settings.minDolp, normal), normalColour);
-      // Shifted in from the end (the loop is not unrolled, so no array is indexed by qx).
+    if constexpr (Products)
+      if (out.normals.data || out.normalsVisual.data)
+        normalVisual(normal, surfaceNormal(luma, settings.refractiveIndex, settings.minDolp, normal), normalColour);
+        // Shifted in from the end (the loop is not unrolled, so no array is indexed by qx).
 #pragma unroll
     for (int i = 0; i + 1 < kSpanX; ++i) dolpRow[i] = dolpRow[i + 1], aolpRow[i] = aolpRow[i + 1];
 #pragma unroll
@@ -459,8 +466,10 @@ template <class T> __device__ __forceinline__ void storeStokesRow(const Planes<T
   if (out.dolp.data) storeRun<4>(out.dolp, x, y, dolpRow, count);
   if (out.aolp.data) storeRun<4>(out.aolp, x, y, aolpRow, count);
   if (out.aolpVisual.data) storeRun<4>(out.aolpVisual, x, y, visualRow, 3 * count);
-  if (out.normals.data) storeRun<4>(out.normals, x, y, normalRow, 3 * count);
-  if (out.normalsVisual.data) storeRun<4>(out.normalsVisual, x, y, normalColourRow, 3 * count);
+  if constexpr (Products) {
+    if (out.normals.data) storeRun<4>(out.normals, x, y, normalRow, 3 * count);
+    if (out.normalsVisual.data) storeRun<4>(out.normalsVisual, x, y, normalColourRow, 3 * count);
+  }
 }
 
 // Colour sensors. C00..C11: the Bayer colours of a quad (template, so nothing is selected at run
@@ -476,7 +485,7 @@ constexpr int kAngleBlocksPerSm = 6;
 constexpr int kAngleBlocksPerSm = 10;
 #endif
 
-template <int C00, int C10, int C01, int C11, bool Stokes, class T>
+template <int C00, int C10, int C01, int C11, bool Stokes, bool Products, class T>
 __global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? kAngleBlocksPerSm : 1)
     demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
                    PositionWeights weights) {
@@ -522,17 +531,20 @@ __global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? kAn
     if (count > 0)
 #pragma unroll
       for (int qy = 0; qy < 2; ++qy)
-        storeStokesRow(out, s, weights, staged, 2 * threadIdx.y + qy, kSpanX * 3 * threadIdx.x, x, y + qy, count, maxv);
+        storeStokesRow<Products>(out, s, weights, staged, 2 * threadIdx.y + qy, kSpanX * 3 * threadIdx.x, x, y + qy,
+                                 count, maxv);
 }
 
 template <int C00, int C10, int C01, int C11, class T>
 void launchColour(const Settings& s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
                   const PositionWeights& w, cudaStream_t stream) {
   dim3 block(kThreadsX, kThreadsY), grid((subW + kTileW - 1) / kTileW, (subH + kTileH - 1) / kTileH);
-  if (out.wantsStokes())
-    demosaicColour<C00, C10, C01, C11, true, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
+  if (out.wantsProducts())
+    demosaicColour<C00, C10, C01, C11, true, true, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
+  else if (out.wantsStokes())
+    demosaicColour<C00, C10, C01, C11, true, false, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
   else
-    demosaicColour<C00, C10, C01, C11, false, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
+    demosaicColour<C00, C10, C01, C11, false, false, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
 }
 
 // Mono, half resolution: a thread per four super-pixels side by side, so that 8 and 16-bit raw
@@ -540,8 +552,8 @@ void launchColour(const Settings& s, ImageView<const uint8_t> raw, int subW, int
 // pixels at a time (faster than one or eight a thread). A row's last group may be partial.
 constexpr int kMonoGroup = 4;
 
-template <class T> __global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int outW, int outH,
-                                                    Planes<T> out, bool vectorRaw) {
+template <class T, bool Products> __global__ void demosaicMonoHalf(Settings s, ImageView<const uint8_t> raw, int outW,
+                                                                   int outH, Planes<T> out, bool vectorRaw) {
   int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * kMonoGroup, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x0 >= outW || y >= outH) return;
   bool whole = x0 + kMonoGroup <= outW;
@@ -584,7 +596,7 @@ template <class T> __global__ void demosaicMonoHalf(Settings s, ImageView<const 
       value[k] = at[0] == k ? p0 : at[1] == k ? p1 : at[2] == k ? p2 : p3;
       angle[k][i] = static_cast<T>(value[k]);
     }
-    MonoStokes<T> d(value, s, out);
+    MonoStokes<T, Products> d(value, s, out);
     s0[i] = d.s0, s1[i] = d.s1, s2[i] = d.s2, dolpRun[i] = d.dolp, aolpRun[i] = d.aolp;
     minimum[i] = d.minimum, maximum[i] = d.maximum, polarizer[i] = d.polarizer;
 #pragma unroll
@@ -600,11 +612,13 @@ template <class T> __global__ void demosaicMonoHalf(Settings s, ImageView<const 
   if (out.dolp.data) storeRun<kMonoGroup>(out.dolp, x0, y, dolpRun, count);
   if (out.aolp.data) storeRun<kMonoGroup>(out.aolp, x0, y, aolpRun, count);
   if (out.aolpVisual.data) storeRun<kMonoGroup>(out.aolpVisual, x0, y, visual, 3 * count);
-  if (out.minimum.data) storeRun<kMonoGroup>(out.minimum, x0, y, minimum, count);
-  if (out.maximum.data) storeRun<kMonoGroup>(out.maximum, x0, y, maximum, count);
-  if (out.polarizer.data) storeRun<kMonoGroup>(out.polarizer, x0, y, polarizer, count);
-  if (out.normals.data) storeRun<kMonoGroup>(out.normals, x0, y, normals, 3 * count);
-  if (out.normalsVisual.data) storeRun<kMonoGroup>(out.normalsVisual, x0, y, normalColours, 3 * count);
+  if constexpr (Products) {
+    if (out.minimum.data) storeRun<kMonoGroup>(out.minimum, x0, y, minimum, count);
+    if (out.maximum.data) storeRun<kMonoGroup>(out.maximum, x0, y, maximum, count);
+    if (out.polarizer.data) storeRun<kMonoGroup>(out.polarizer, x0, y, polarizer, count);
+    if (out.normals.data) storeRun<kMonoGroup>(out.normals, x0, y, normals, 3 * count);
+    if (out.normalsVisual.data) storeRun<kMonoGroup>(out.normalsVisual, x0, y, normalColours, 3 * count);
+  }
 }
 
 // Mono, full resolution: each angle at every pixel from its nearest samples, as the CPU does.
@@ -629,7 +643,7 @@ __global__ void demosaicMonoFull(Settings s, ImageView<const uint8_t> raw, int o
     value[k] = (sum + n / 2) / n;
     if (out.angle[k].data) out.angle[k].at(x, y) = static_cast<T>(value[k]);
   }
-  MonoStokes<T> d(value, s, out);
+  MonoStokes<T, true> d(value, s, out);
   if (out.s0.data) out.s0.at(x, y) = d.s0;
   if (out.s1.data) out.s1.at(x, y) = d.s1;
   if (out.s2.data) out.s2.at(x, y) = d.s2;
@@ -680,7 +694,10 @@ template <class T> void launchDemosaic(const Settings& s, ImageView<const uint8_
       bool vectorRaw = isPacked(s.format) ? raw.rowsAligned(4)
                                           : raw.rowsAligned(2 * kMonoGroup * (s.format == RawFormat::mono8 ? 1 : 2));
       dim3 groups((outW + 32 * kMonoGroup - 1) / (32 * kMonoGroup), (outH + 7) / 8);
-      demosaicMonoHalf<T><<<groups, block, 0, stream>>>(s, raw, outW, outH, out, vectorRaw);
+      if (out.wantsProducts())
+        demosaicMonoHalf<T, true><<<groups, block, 0, stream>>>(s, raw, outW, outH, out, vectorRaw);
+      else
+        demosaicMonoHalf<T, false><<<groups, block, 0, stream>>>(s, raw, outW, outH, out, vectorRaw);
     }
   }
   PP_CUDA_CHECK_LAUNCH();

@@ -67,6 +67,8 @@ template <class T> struct Planes {
   }
   // Planes made per channel beside s0.
   PP_HD bool wantsFiltered() const { return minimum.data || maximum.data || polarizer.data; }
+  // The polarizers' images and the normals, made by kernels of their own.
+  PP_HD bool wantsProducts() const { return wantsFiltered() || normals.data || normalsVisual.data; }
 };
 
 PP_HD int maxValue(RawFormat f) {
@@ -177,24 +179,28 @@ PP_HD float addRn(float a, float b) {
 #endif
 }
 
-// A sample from a float in the samples' range: rounded half up, clamped to 0..maxv.
+// A sample from a float in the samples' range: clamped to 0..maxv, rounded to nearest (ties to
+// even, one instruction on the device).
 PP_HD int toSample(float v, int maxv) {
-  int r = static_cast<int>(floorf(v + 0.5f));
-  return r < 0 ? 0 : r > maxv ? maxv : r;
+  v = v > 0.f ? v : 0.f;
+  v = v < static_cast<float>(maxv) ? v : static_cast<float>(maxv);
+#if defined(__CUDA_ARCH__)
+  return __float2int_rn(v);
+#else
+  return static_cast<int>(std::nearbyint(v));
+#endif
 }
 
 // What linear polarizers pass, from one channel's Stokes (S0 the sum of the four angles / 2), in the
 // samples' range: the least over all angles, (S0 - sqrt(S1^2 + S2^2)) / 2 (the polarized part, a
-// reflection, suppressed), the most (S0 + sqrt(S1^2 + S2^2)) / 2, and at angle t
+// reflection, suppressed), the most, (S0 + sqrt(S1^2 + S2^2)) / 2, and at angle t,
 // (S0 + S1 cos 2t + S2 sin 2t) / 2.
-struct Filtered {
-  int min, max, polarizer;
-};
-PP_HD Filtered filtered(Stokes s, const Settings& settings, int maxv) {
-  float polarized = sqrtf(addRn(mulRn(s.s1, s.s1), mulRn(s.s2, s.s2)));
-  float at = addRn(addRn(s.s0, mulRn(s.s1, settings.polarizerCos)), mulRn(s.s2, settings.polarizerSin));
-  return {toSample((s.s0 - polarized) * 0.5f, maxv), toSample((s.s0 + polarized) * 0.5f, maxv),
-          toSample(at * 0.5f, maxv)};
+PP_HD float polarizedPart(Stokes s) { return sqrtf(addRn(mulRn(s.s1, s.s1), mulRn(s.s2, s.s2))); }
+PP_HD int leastPassed(Stokes s, int maxv) { return toSample((s.s0 - polarizedPart(s)) * 0.5f, maxv); }
+PP_HD int mostPassed(Stokes s, int maxv) { return toSample((s.s0 + polarizedPart(s)) * 0.5f, maxv); }
+PP_HD int passedAt(Stokes s, const Settings& settings, int maxv) {
+  return toSample(addRn(addRn(s.s0, mulRn(s.s1, settings.polarizerCos)), mulRn(s.s2, settings.polarizerSin)) * 0.5f,
+                  maxv);
 }
 
 // The surface normal under the diffuse model (light scattered inside the surface, polarized on its
