@@ -19,6 +19,7 @@ struct ParamContext {
   std::string baseDir;                         // relative paths resolve against the config file's folder
   YAML::Node node;                             // the params map (may be undefined)
   YAML::Mark owner = YAML::Mark::null_mark();  // the node that has these params
+  std::string pipeline = {};                   // the pipeline's name: its config file's stem
   // An error about the params as a whole: at the params map, else at the node that owns it.
   void error(const std::string& message) {
     bool located = node.IsDefined() && !node.Mark().is_null();

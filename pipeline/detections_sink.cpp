@@ -3,12 +3,35 @@
 // written as each frame finishes, so a crash loses at most a line.
 #include <fstream>
 
-#include <nlohmann/json.hpp>
-
+#include "pipeline/detections_json.hpp"
 #include "pipeline/output_path.hpp"
 #include "pipeline/registry.hpp"
 
 namespace pp {
+
+nlohmann::json detectionsJson(const SinkFrame& frame, const std::vector<std::string>& inputs) {
+  const FrameMeta& m = frame.meta();
+  nlohmann::json line = {{"source", m.source},
+                         {"frame", m.sequence},
+                         {"camera_timestamp_ns", m.cameraTimestampNs},
+                         {"received_steady_ns",
+                          std::chrono::duration_cast<std::chrono::nanoseconds>(m.received.time_since_epoch()).count()}};
+  // What the camera says of this frame (exposure 0: unknown; per frame where it sends chunk data).
+  line["camera_frame_id"] = m.cameraFrameId;
+  line["exposure_us"] = m.exposureUs;
+  line["gain"] = m.gain;
+  if (!m.chunks.empty()) line["chunks"] = m.chunks;
+  for (const auto& name : inputs) {
+    nlohmann::json boxes = nlohmann::json::array();
+    for (const Box& b : frame.detectionsIn(name)) {
+      nlohmann::json box = {{"x", b.x}, {"y", b.y}, {"w", b.w}, {"h", b.h}, {"neighbors", b.neighbors}};
+      if (b.depth > 0) box["depth"] = b.depth;
+      boxes.push_back(box);
+    }
+    line[name] = boxes;
+  }
+  return line;
+}
 
 namespace {
 
@@ -54,27 +77,7 @@ class DetectionsSink : public Sink {
   }
 
   void consume(const SinkFrame& frame) override {
-    const FrameMeta& m = frame.meta();
-    nlohmann::json line = {
-        {"source", m.source},
-        {"frame", m.sequence},
-        {"camera_timestamp_ns", m.cameraTimestampNs},
-        {"received_steady_ns",
-         std::chrono::duration_cast<std::chrono::nanoseconds>(m.received.time_since_epoch()).count()}};
-    // What the camera says of this frame (exposure 0: unknown; per frame where it sends chunk data).
-    line["camera_frame_id"] = m.cameraFrameId;
-    line["exposure_us"] = m.exposureUs;
-    line["gain"] = m.gain;
-    if (!m.chunks.empty()) line["chunks"] = m.chunks;
-    for (const auto& name : inputs_) {
-      nlohmann::json boxes = nlohmann::json::array();
-      for (const Box& b : frame.detectionsIn(name)) {
-        nlohmann::json box = {{"x", b.x}, {"y", b.y}, {"w", b.w}, {"h", b.h}, {"neighbors", b.neighbors}};
-        if (b.depth > 0) box["depth"] = b.depth;
-        boxes.push_back(box);
-      }
-      line[name] = boxes;
-    }
+    nlohmann::json line = detectionsJson(frame, inputs_);
     out_ << line.dump() << '\n';
     out_.flush();
     if (!out_) throw std::runtime_error("writing " + path_ + " failed (disk full?)");

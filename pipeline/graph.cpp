@@ -1,5 +1,6 @@
 // Building the graph: every node created and its params checked, inputs resolved, stages ordered
 // after what they read (cycles reported), ports wired; and what a built graph tells about itself.
+#include <filesystem>
 #include <functional>
 
 #include "pipeline/graph_impl.hpp"
@@ -34,7 +35,12 @@ std::unique_ptr<Graph> Graph::build(const PipelineSpec& given, const Registry& r
       }
       n.ok = false;
     } else {
-      ParamContext ctx{d, ns.keyPath + ".params", spec.baseDir, ns.params, ns.mark};
+      ParamContext ctx{d,
+                       ns.keyPath + ".params",
+                       spec.baseDir,
+                       ns.params,
+                       ns.mark,
+                       std::filesystem::path(spec.file).stem().string()};
       AnyNode created = type->create(ctx);
       std::visit(
           [&](auto& ptr) {

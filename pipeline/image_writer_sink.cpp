@@ -97,6 +97,11 @@ namespace aravis {
 void registerAravisSource(Registry& registry);
 }
 #endif
+#if POLARPIPE_WITH_MQTT
+namespace mqtt {
+void registerMqttSink(Registry& registry);
+}
+#endif
 
 void registerPipelineNodes(Registry& registry) {
   registerImagesSource(registry);
@@ -104,6 +109,9 @@ void registerPipelineNodes(Registry& registry) {
   registerDetectionsSink(registry);
 #if POLARPIPE_WITH_ARAVIS
   aravis::registerAravisSource(registry);
+#endif
+#if POLARPIPE_WITH_MQTT
+  mqtt::registerMqttSink(registry);
 #endif
 #if POLARPIPE_WITH_GSTREAMER
   gst::registerVideoSink(registry);

@@ -88,19 +88,31 @@ uint64_t Metrics::drops() const {
   return std::accumulate(drops_.begin(), drops_.end(), uint64_t{0});
 }
 
-std::string Metrics::summaryLine() {
+MetricsReport Metrics::report() {
   std::lock_guard lock(mutex_);
   auto now = Clock::now();
   double seconds = std::chrono::duration<double>(now - lastSummary_).count();
   uint64_t frames = latencyMs_.count() - framesAtLastSummary_;
   lastSummary_ = now;
   framesAtLastSummary_ = latencyMs_.count();
+  MetricsReport r;
+  r.frames = latencyMs_.count();
+  r.drops = std::accumulate(drops_.begin(), drops_.end(), uint64_t{0});
+  r.fps = seconds > 0 ? static_cast<double>(frames) / seconds : 0.0;
+  r.latencyP50Ms = latencyMs_.percentile(50);
+  r.latencyP99Ms = latencyMs_.percentile(99);
+  r.slotsInUse = slotsInUse_;
+  r.slots = slots_;
+  for (const auto& [node, counter] : counters_) r.counters.emplace_back(node, &counter);
+  return r;
+}
+
+std::string Metrics::summaryLine(const MetricsReport& r) {
   char line[256];
-  std::snprintf(
-      line, sizeof line, "frames %llu | fps %.1f | latency p50 %.1f ms p99 %.1f ms | drops %llu | slots %d/%d",
-      static_cast<unsigned long long>(latencyMs_.count()), seconds > 0 ? frames / seconds : 0.0,
-      latencyMs_.percentile(50), latencyMs_.percentile(99),
-      static_cast<unsigned long long>(std::accumulate(drops_.begin(), drops_.end(), uint64_t{0})), slotsInUse_, slots_);
+  std::snprintf(line, sizeof line,
+                "frames %llu | fps %.1f | latency p50 %.1f ms p99 %.1f ms | drops %llu | slots %d/%d",
+                static_cast<unsigned long long>(r.frames), r.fps, r.latencyP50Ms, r.latencyP99Ms,
+                static_cast<unsigned long long>(r.drops), r.slotsInUse, r.slots);
   return line;
 }
 

@@ -45,8 +45,10 @@ class Metrics {
 
   uint64_t framesDone() const;
   uint64_t drops() const;
-  // "fps 23.9 | latency p50 12.1 ms p99 15.0 ms | drops 0 | slots 2/3": since the previous call.
-  std::string summaryLine();
+  // Frames, fps, latency, drops, slots since the previous call, and every node's counters.
+  MetricsReport report();
+  // "frames 240 | fps 23.9 | latency p50 12.1 ms p99 15.0 ms | drops 0 | slots 2/3".
+  static std::string summaryLine(const MetricsReport& r);
   std::string table() const;
   // Each CUDA stage's mean GPU time so far, ms, by name.
   std::vector<std::pair<std::string, double>> stageGpuMs() const;

@@ -161,6 +161,14 @@ class SinkFrame {
   virtual const Detections& detectionsIn(const std::string& port) const = 0;
 };
 
+// The metrics every metrics.interval_s (since the one before), for sinks that send them on.
+struct MetricsReport {
+  uint64_t frames = 0, drops = 0;  // so far
+  double fps = 0, latencyP50Ms = 0, latencyP99Ms = 0;
+  int slotsInUse = 0, slots = 0;
+  std::vector<std::pair<std::string, const Counter*>> counters;  // every node's: node name, counter
+};
+
 class Sink {
  public:
   virtual ~Sink() = default;
@@ -170,6 +178,8 @@ class Sink {
   // Where this sink's output went, for the end-of-run summary ("out/frames/*.png").
   virtual std::string destination() const { return ""; }
   virtual std::vector<Counter> counters() const { return {}; }
+  // Called from the metrics thread, while frames are consumed.
+  virtual void report(const MetricsReport&) {}
 };
 
 }  // namespace pp

@@ -364,12 +364,21 @@ void Graph::run() {
   std::thread reporter([&] {
     std::unique_lock lock(tickMutex);
     auto interval = std::chrono::duration<double>(g.summaryInterval);
-    while (!tick.wait_for(lock, interval, [&] { return done; }))
-      if (g.options.logSummaries) spdlog::info("{}", g.metrics->summaryLine());
+    while (!tick.wait_for(lock, interval, [&] { return done; })) {
+      MetricsReport report = g.metrics->report();
+      if (g.options.logSummaries) spdlog::info("{}", Metrics::summaryLine(report));
+      for (size_t i : g.sinks) g.nodes[i].sink->report(report);
+    }
   });
 
   g.schedule();
   for (auto& t : readers) t.join();
+  {  // no report after a sink has finished
+    std::lock_guard lock(tickMutex);
+    done = true;
+  }
+  tick.notify_all();
+  reporter.join();
   for (size_t i : g.sinks) {
     try {
       g.nodes[i].sink->finish();
@@ -377,12 +386,6 @@ void Graph::run() {
       g.fail("sink '" + g.nodes[i].spec->name + "' failed to finish: " + e.what());
     }
   }
-  {
-    std::lock_guard lock(tickMutex);
-    done = true;
-  }
-  tick.notify_all();
-  reporter.join();
   if (!g.error.empty()) throw PipelineError(g.error);
 }
 

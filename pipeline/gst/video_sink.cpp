@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "pipeline/credentials.hpp"
 #include "pipeline/gst/video_output.hpp"
 #include "pipeline/output_path.hpp"
 #include "pipeline/registry.hpp"
@@ -28,31 +29,6 @@ struct VideoSinkParams {
   int fps = 24;
   int queue_frames = 4;
 };
-
-// "user:password" lines (blank lines and # comments skipped); `where` names the source in errors.
-std::vector<std::pair<std::string, std::string>> parseCredentials(const std::string& text, const std::string& where) {
-  std::vector<std::pair<std::string, std::string>> users;
-  std::istringstream lines(text);
-  std::string line;
-  for (int number = 1; std::getline(lines, line); ++number) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    auto colon = line.find(':');
-    if (colon == 0 || colon == std::string::npos || colon + 1 == line.size())
-      throw std::invalid_argument(where + " line " + std::to_string(number) + ": expected user:password");
-    users.emplace_back(line.substr(0, colon), line.substr(colon + 1));
-  }
-  if (users.empty()) throw std::invalid_argument(where + ": no user:password line");
-  return users;
-}
-
-std::vector<std::pair<std::string, std::string>> readCredentials(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return parseCredentials(text.str(), path);
-}
 
 bool isLoopback(const std::string& address) {
   return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost";
