@@ -94,8 +94,10 @@ struct VideoOutput::Impl {
   std::atomic<int> clients{0};
   std::atomic<uint64_t> viewersDropped{0}, viewerFramesDropped{0};
   GSource* stallWatch = nullptr;
+  std::unique_ptr<RtspPublisher> publisher;
 
   ~Impl() {
+    publisher.reset();
     stopServer();
     if (pipeline) gst_element_set_state(pipeline.get(), GST_STATE_NULL);
     if (pool) {
@@ -148,6 +150,7 @@ struct VideoOutput::Impl {
     if (!sample) return GST_FLOW_OK;
     GstBuffer* buffer = gst_sample_get_buffer(sample.get());
     if (o.onEncoded) o.onEncoded(GST_BUFFER_PTS(buffer), gst_buffer_get_size(buffer));
+    if (publisher) publisher->push(buffer);
     std::lock_guard lock(feedMutex);
     for (Feed& feed : feeds) feedOne(feed, buffer);
     return GST_FLOW_OK;
@@ -364,8 +367,8 @@ struct VideoOutput::Impl {
 VideoOutput::VideoOutput(const VideoOptions& options) : impl_(std::make_unique<Impl>()) {
   Impl& d = *impl_;
   d.o = options;
-  if (options.rtspPort < 0 && options.mp4.empty() && !options.onEncoded)
-    throw std::runtime_error("video: nothing to do: set rtsp_port and/or mp4");
+  if (options.rtspPort < 0 && options.mp4.empty() && options.publishUrl.empty() && !options.onEncoded)
+    throw std::runtime_error("video: nothing to do: set rtsp_port, mp4 and/or publish");
   d.encoderName = pickEncoder(options.encoder);
   if (d.encoderName.empty()) throw std::runtime_error("video: " + missingEncoder(options.encoder));
   if (!options.mp4.empty()) {
@@ -376,8 +379,13 @@ VideoOutput::VideoOutput(const VideoOptions& options) : impl_(std::make_unique<I
       throw std::runtime_error("video: cannot write " + options.mp4 + ": folder " +
                                (parent.empty() ? "." : parent.string()) + " is not writable");
   }
+  if (!options.publishUrl.empty() && !hasElement("rtspclientsink"))
+    throw std::runtime_error("video: publishing needs rtspclientsink (Debian: gstreamer1.0-rtsp)");
   d.startPipeline();
   if (options.rtspPort >= 0) d.startServer();
+  if (!options.publishUrl.empty())
+    d.publisher = std::make_unique<RtspPublisher>(options.publishUrl, options.publishProtocol, options.fps,
+                                                  options.bitrateKbps, [&d] { d.askForKeyFrame(); });
 }
 
 VideoOutput::~VideoOutput() = default;
@@ -408,6 +416,7 @@ void VideoOutput::finish() {
   d.finished = true;
   gst_app_src_end_of_stream(GST_APP_SRC(d.appsrc.get()));
   std::string error = waitForEosOrError(d.pipeline.get(), 60 * GST_SECOND);
+  d.publisher.reset();
   d.stopServer();
   gst_element_set_state(d.pipeline.get(), GST_STATE_NULL);
   if (!error.empty()) throw std::runtime_error("video: " + error);
@@ -423,5 +432,6 @@ const std::string& VideoOutput::encoder() const { return impl_->encoderName; }
 int VideoOutput::rtspClients() const { return impl_->clients.load(); }
 const std::atomic<uint64_t>& VideoOutput::rtspViewersDropped() const { return impl_->viewersDropped; }
 const std::atomic<uint64_t>& VideoOutput::rtspViewerFramesDropped() const { return impl_->viewerFramesDropped; }
+const RtspPublisher* VideoOutput::publisher() const { return impl_->publisher.get(); }
 
 }  // namespace pp::gst

@@ -1,5 +1,6 @@
 // H.264 video out: appsrc -> convert -> encoder -> tee -> RTSP server (gst-rtsp-server in process,
-// shared media) and/or MP4 files (splitmuxsink). Frames are copied into a bounded buffer pool, so
+// shared media), MP4 files (splitmuxsink) and/or a media server the stream is published to
+// (RtspPublisher). Frames are copied into a bounded buffer pool, so
 // push() never blocks: when the encoder falls behind the pool is empty and the frame is dropped.
 #pragma once
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "pipeline/gst/rtsp_publisher.hpp"
 #include "pipeline/image.hpp"
 
 namespace pp::gst {
@@ -30,6 +32,8 @@ struct VideoOptions {
   std::string mp4;               // "" : no file; may hold a printf %d for split files
   double mp4MaxSeconds = 0;      // 0: no split by duration
   double mp4MaxMegabytes = 0;    // 0: no split by size
+  std::string publishUrl;        // "": not published; else rtsp://server:port/path (RTSP RECORD)
+  std::string publishProtocol = "tcp";
   // Every encoded access unit with its PTS (benchmarks and tests).
   std::function<void(uint64_t ptsNs, size_t bytes)> onEncoded;
 };
@@ -59,6 +63,7 @@ class VideoOutput {
   const std::atomic<uint64_t>& rtspViewersDropped() const;
   // Frames a viewer missed because it was behind (its own feed full; the others still got them).
   const std::atomic<uint64_t>& rtspViewerFramesDropped() const;
+  const RtspPublisher* publisher() const;  // null when not publishing
 
  private:
   struct Impl;

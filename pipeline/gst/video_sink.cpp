@@ -28,6 +28,8 @@ struct VideoSinkParams {
   int keyframe_interval = 24;
   int fps = 24;
   int queue_frames = 4;
+  std::string publish;
+  std::string publish_protocol = "tcp";
 };
 
 bool isLoopback(const std::string& address) {
@@ -69,6 +71,13 @@ class VideoSink : public Sink {
                  "frames between key frames (new RTSP viewers also get one at once)", intIn(1, 10000))
             .add("fps", &Params::fps, "frame rate written into the stream: frame n is shown at n / fps s",
                  intIn(1, 1000))
+            .add("publish", &Params::publish,
+                 "also push the stream to a media server (RTSP RECORD): rtsp://server:port/path; reconnects when "
+                 "the server restarts, frames meanwhile dropped (counted); '': not published",
+                 Rule<std::string>{"'' or an rtsp:// URL",
+                                   [](const std::string& u) { return u.empty() || u.rfind("rtsp://", 0) == 0; }})
+            .add("publish_protocol", &Params::publish_protocol, "how the published stream travels",
+                 oneOf({"tcp", "udp"}))
             .add("queue_frames", &Params::queue_frames,
                  "frames waiting for the encoder; beyond that new frames are dropped (counted), so the graph never "
                  "waits",
@@ -92,7 +101,8 @@ class VideoSink : public Sink {
         ctx.error(e.what());
       }
     }
-    if (p.rtsp_port < 0 && p.mp4.empty()) ctx.error("give rtsp_port (live view) and/or mp4 (a recording)");
+    if (p.rtsp_port < 0 && p.mp4.empty() && p.publish.empty())
+      ctx.error("give rtsp_port (live view), mp4 (a recording) and/or publish (a media server)");
     bool split = p.mp4_max_seconds > 0 || p.mp4_max_mb > 0;
     if (split && p.mp4.value.find('%') == std::string::npos)
       ctx.diagnostics.error(
@@ -129,6 +139,8 @@ class VideoSink : public Sink {
     o.mp4 = p_.mp4.value;
     o.mp4MaxSeconds = p_.mp4_max_seconds;
     o.mp4MaxMegabytes = p_.mp4_max_mb;
+    o.publishUrl = p_.publish;
+    o.publishProtocol = p_.publish_protocol;
     if (ports.devices() !=
         PortSetup::Devices::use) {  // validate: the encoder and the folder checked; nothing started, no port bound
       if (std::string why = missingEncoder(o.encoder); !why.empty()) ports.fail(why);
@@ -159,19 +171,27 @@ class VideoSink : public Sink {
     std::string where;
     if (!p_.mp4.empty()) where = p_.mp4.value;
     if (p_.rtsp_port >= 0) where += (where.empty() ? "" : " and ") + output_->rtspUrl();
+    if (!p_.publish.empty()) where += (where.empty() ? "" : " and ") + p_.publish;
     return where + " (" + output_->encoder() + ", " + std::to_string(encoded_.load()) + " frames, " +
            std::to_string(dropped_.load()) + " dropped)";
   }
 
   std::vector<Counter> counters() const override {
     static const std::atomic<uint64_t> none{0};
+    const RtspPublisher* publisher = output_ ? output_->publisher() : nullptr;
     return {{"video_frames", "Frames handed to the H.264 encoder.", &encoded_},
             {"video_dropped", "Frames dropped at the video sink because the encoder was behind.", &dropped_},
             {"rtsp_viewers_dropped", "RTSP viewers dropped because their connection stopped taking data.",
              output_ ? &output_->rtspViewersDropped() : &none},
             {"rtsp_viewer_frames_dropped",
              "Frames an RTSP viewer missed because it was behind (the other viewers still got them).",
-             output_ ? &output_->rtspViewerFramesDropped() : &none}};
+             output_ ? &output_->rtspViewerFramesDropped() : &none},
+            {"publish_frames_dropped", "Frames not published: no connection to the media server, or it was behind.",
+             publisher ? &publisher->framesDropped() : &none},
+            {"publish_connected", "1 while the media server takes the published stream.",
+             publisher ? &publisher->connected() : &none, true},
+            {"publish_connections", "Connections made to the media server (reconnections after the first).",
+             publisher ? &publisher->connections() : &none}};
   }
 
  private:

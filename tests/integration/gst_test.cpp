@@ -2,6 +2,7 @@
 // recording and replay (bit-identical frames and metadata, damaged files), and clear errors.
 #include <arpa/inet.h>
 #include <gst/app/gstappsink.h>
+#include <gst/rtsp-server/rtsp-server.h>
 #include <gst/video/video.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <mutex>
 #include <random>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -623,6 +625,114 @@ TEST(Video, RtspAsksForAPasswordWhenCredentialsAreGiven) {
 
 // validate writes nothing: an existing recording (overwrite: true) keeps its bytes, no MP4 or image
 // folder appears.
+// A media server taking streams with RTSP RECORD (gst-rtsp-server in record mode) at
+// rtsp://127.0.0.1:PORT/rig, decoding what it receives and counting the frames.
+class RecordServer {
+ public:
+  explicit RecordServer(int port = 0) {
+    context_ = g_main_context_new();
+    loop_ = g_main_loop_new(context_, FALSE);
+    server_ = gst_rtsp_server_new();
+    gst_rtsp_server_set_address(server_, "127.0.0.1");
+    gst_rtsp_server_set_service(server_, std::to_string(port).c_str());
+    GstRTSPMediaFactory* factory = gst_rtsp_media_factory_new();
+    gst_rtsp_media_factory_set_transport_mode(factory, GST_RTSP_TRANSPORT_MODE_RECORD);
+    gst_rtsp_media_factory_set_launch(factory, ("( rtph264depay name=depay0 ! h264parse ! " + h264Decoder() +
+                                                " ! fakesink name=frames signal-handoffs=true sync=false async=false )")
+                                                   .c_str());
+    g_signal_connect(
+        factory, "media-configure", G_CALLBACK(+[](GstRTSPMediaFactory*, GstRTSPMedia* media, gpointer self) {
+          gst::Owned<GstElement> bin(gst_rtsp_media_get_element(media));
+          gst::Owned<GstElement> sink(gst_bin_get_by_name_recurse_up(GST_BIN(bin.get()), "frames"));
+          g_signal_connect(sink.get(), "handoff", G_CALLBACK(+[](GstElement*, GstBuffer*, GstPad*, gpointer s) {
+                             ++static_cast<RecordServer*>(s)->frames_;
+                           }),
+                           self);
+        }),
+        this);
+    GstRTSPMountPoints* mounts = gst_rtsp_server_get_mount_points(server_);
+    gst_rtsp_mount_points_add_factory(mounts, "/rig", factory);
+    g_object_unref(mounts);
+    source_ = gst_rtsp_server_create_source(server_, nullptr, nullptr);
+    EXPECT_TRUE(source_) << "the record server could not listen on " << port;
+    if (source_) g_source_attach(source_, context_);
+    port_ = gst_rtsp_server_get_bound_port(server_);
+    thread_ = std::thread([this] {
+      g_main_context_push_thread_default(context_);
+      g_main_loop_run(loop_);
+      g_main_context_pop_thread_default(context_);
+    });
+  }
+  ~RecordServer() {
+    gst_rtsp_server_client_filter(
+        server_, [](GstRTSPServer*, GstRTSPClient*, gpointer) { return GST_RTSP_FILTER_REMOVE; }, nullptr);
+    if (source_) {
+      g_source_destroy(source_);
+      g_source_unref(source_);
+    }
+    GSource* quit = g_idle_source_new();
+    g_source_set_callback(
+        quit,
+        [](gpointer l) -> gboolean {
+          g_main_loop_quit(static_cast<GMainLoop*>(l));
+          return G_SOURCE_REMOVE;
+        },
+        loop_, nullptr);
+    g_source_attach(quit, context_);
+    g_source_unref(quit);
+    thread_.join();
+    g_object_unref(server_);
+    g_main_loop_unref(loop_);
+    g_main_context_unref(context_);
+  }
+  int port() const { return port_; }
+  int frames() const { return frames_; }
+  // Waits until at least `count` frames arrived, at most `seconds`.
+  bool waitForFrames(int count, int seconds) const {
+    for (int i = 0; i < seconds * 50 && frames_ < count; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return frames_ >= count;
+  }
+
+ private:
+  GMainContext* context_;
+  GMainLoop* loop_;
+  GstRTSPServer* server_;
+  GSource* source_ = nullptr;
+  std::thread thread_;
+  int port_ = 0;
+  std::atomic<int> frames_{0};
+};
+
+// The live view pushed to a media server, which decodes it; the server restarted on the same port
+// mid-run: the sink reconnects and the new server decodes frames too; the graph never waited
+// (frames kept coming) and what could not be sent is counted.
+TEST(Video, PublishesToAMediaServerAndReconnectsWhenItRestarts) {
+  auto first = std::make_unique<RecordServer>();
+  int port = first->port();
+  auto graph = buildGraph(registry(),
+                          "sources: [{name: cam, type: moving, params: {width: 160, height: 120, fps: 30}}]\n"
+                          "sinks: [{name: out, type: video, inputs: {image: cam.image}, params: {publish: "
+                          "'rtsp://127.0.0.1:" +
+                              std::to_string(port) + "/rig', fps: 30, keyframe_interval: 15}}]\n");
+  ASSERT_TRUE(graph);
+  std::thread running([&] { graph->run(); });
+  EXPECT_TRUE(first->waitForFrames(20, 20)) << "decoded " << first->frames();
+  first.reset();  // the server goes away
+  uint64_t before = graph->metrics().framesDone();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_GT(graph->metrics().framesDone(), before + 20) << "the graph keeps its pace without the server";
+  RecordServer second(port);
+  EXPECT_TRUE(second.waitForFrames(20, 40)) << "publishing resumed; decoded " << second.frames();
+  graph->stop();
+  running.join();
+  std::string table = graph->metrics().table();
+  EXPECT_TRUE(std::regex_search(table, std::regex("publish_connections 2\\b"))) << "one connection to each server\n"
+                                                                                << table;
+  EXPECT_EQ(table.find("publish_frames_dropped 0 "), std::string::npos) << "frames without a server are counted\n"
+                                                                        << table;
+}
+
 TEST(Validate, WritesNothing) {
   test::TempDir dir;
   std::ofstream(dir / "raw.mkv") << "an earlier recording";
