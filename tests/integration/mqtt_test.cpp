@@ -32,10 +32,11 @@ int freePort() {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
   socklen_t n = sizeof a;
-  getsockname(s, reinterpret_cast<sockaddr*>(&a), &n);
+  bool ok = bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+            getsockname(s, reinterpret_cast<sockaddr*>(&a), &n) == 0;
   close(s);
+  EXPECT_TRUE(ok) << "no free port on 127.0.0.1";
   return ntohs(a.sin_port);
 }
 
