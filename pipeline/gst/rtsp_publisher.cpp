@@ -161,7 +161,9 @@ RtspPublisher::RtspPublisher(std::string url, std::string protocols, int fps, in
   d.thread = std::thread([&d] { d.run(); });
 }
 
-RtspPublisher::~RtspPublisher() {
+RtspPublisher::~RtspPublisher() { stop(); }
+
+void RtspPublisher::stop() {
   {
     std::lock_guard lock(impl_->mutex);
     impl_->stopping = true;

@@ -19,6 +19,8 @@ class RtspPublisher {
   ~RtspPublisher();
 
   void push(GstBuffer* accessUnit);
+  // Closes the connection and stops trying; the counts stay readable (the metrics hold them).
+  void stop();
 
   const std::atomic<uint64_t>& framesDropped() const;  // not sent: no connection, or it fell behind
   const std::atomic<uint64_t>& connected() const;      // 1 while the server takes the stream

