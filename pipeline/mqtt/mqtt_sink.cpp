@@ -67,8 +67,8 @@ class MqttSink : public Sink {
             .add("host", &Params::host, "the broker's address")
             .add("port", &Params::port, "the broker's port (1883; 8883 is usual with TLS)", intIn(1, 65535))
             .add("topic", &Params::topic,
-                 "topic of each frame's detections; {pipeline} (the config file's name), {source} and {host} "
-                 "are replaced")
+                 "topic of each frame's detections (with no input connected, none: metrics and status alone); "
+                 "{pipeline} (the config file's name), {source} and {host} are replaced")
             .add("metrics_topic", &Params::metrics_topic,
                  "topic of the metrics summary, every metrics.interval_s; '' for none")
             .add("status_topic", &Params::status_topic,
@@ -134,6 +134,7 @@ class MqttSink : public Sink {
   }
 
   void consume(const SinkFrame& frame) override {
+    if (inputs_.empty()) return;  // a sink for the metrics and the status alone
     const FrameMeta& m = frame.meta();
     enqueue(topicFor(p_.topic, m.source), detectionsJson(frame, inputs_).dump(), false);
   }

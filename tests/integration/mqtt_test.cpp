@@ -216,6 +216,27 @@ TEST(Mqtt, TheBrokerGoingAwayNeverStallsTheGraph) {
   EXPECT_NE(out.find("lost the broker"), std::string::npos) << out;
 }
 
+// With no detections input the sink sends the metrics and the status alone, no message a frame.
+TEST(Mqtt, WithoutInputsOnlyTheMetricsAndTheStatusArePublished) {
+  Broker broker;
+  Subscriber subscriber(broker.port());
+  test::TempDir dir;
+  std::string config = dir / "run.yaml";
+  std::ofstream(config) << "sources:\n  - {name: pictures, type: images, params: {path: " << test::picture("messi5.jpg")
+                        << ", loop: true, fps: 20}}\n"
+                        << "sinks:\n  - {name: files, type: image_writer, inputs: {v: pictures.image}, params: {dir: "
+                        << dir / "frames"
+                        << "}}\n  - {name: bus, type: mqtt, params: {port: " << broker.port()
+                        << "}}\nmetrics: {interval_s: 0.1}\n";
+  Child run = spawn({binary(), "run", config, "--frames", "10"}, dir);
+  ASSERT_EQ(waitFor(run, std::chrono::seconds(60)), 0) << slurp(run.err);
+  subscriber.waitUntil([&] { return subscriber.on("polarpipe/run/status").size() >= 2; }, 10);
+  EXPECT_FALSE(subscriber.on("polarpipe/run/metrics").empty());
+  EXPECT_EQ(subscriber.on("polarpipe/run/status"), (std::vector<std::string>{"online", "offline"}));
+  for (const auto& [topic, payload] : subscriber.messages())
+    EXPECT_EQ(topic.find("detections"), std::string::npos) << topic << ": " << payload;
+}
+
 // A full queue while the broker is away drops the oldest messages and counts them.
 TEST(Mqtt, AFullQueueDropsTheOldestAndCountsThem) {
   test::TempDir dir;
