@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,6 +17,17 @@
 #include "tests/support.hpp"
 
 namespace pp {
+
+// A file's whole text ("" when it cannot be read): a child's output.
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The polarpipe command built beside the tests.
+inline std::string binary() { return (test::binaryDir() / "bin/polarpipe").string(); }
 
 struct Child {
   pid_t pid = -1;

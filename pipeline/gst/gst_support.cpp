@@ -106,4 +106,18 @@ void setState(GstElement* pipeline, GstState state, const std::string& what) {
   }
 }
 
+void quitLoop(GMainLoop* loop, GMainContext* context, std::thread& thread) {
+  GSource* quit = g_idle_source_new();
+  g_source_set_callback(
+      quit,
+      [](gpointer l) -> gboolean {
+        g_main_loop_quit(static_cast<GMainLoop*>(l));
+        return G_SOURCE_REMOVE;
+      },
+      loop, nullptr);
+  g_source_attach(quit, context);
+  g_source_unref(quit);
+  if (thread.joinable()) thread.join();
+}
+
 }  // namespace pp::gst

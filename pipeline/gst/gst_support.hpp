@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "pipeline/image.hpp"
 
@@ -47,6 +48,11 @@ void keepOnlyErrorsOnBus(GstElement* pipeline);
 
 // Copies a host image's rows into `buffer`, laid out as `info` says (its row stride).
 void copyRows(const Image& image, GstBuffer* buffer, const GstVideoInfo& info);
+
+// Stops a main loop that runs `context` on another thread and waits for that thread. The quit is
+// queued into the loop: a g_main_loop_quit that lands before the thread reaches g_main_loop_run is
+// lost, and the join would wait for ever.
+void quitLoop(GMainLoop* loop, GMainContext* context, std::thread& thread);
 
 // Sets the state; throws with the bus error when that fails at once (a file or port that cannot
 // be opened). Does not wait for prerolling.

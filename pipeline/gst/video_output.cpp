@@ -340,19 +340,7 @@ struct VideoOutput::Impl {
         g_source_destroy(source);
         g_source_unref(source);
       }
-    // Quit from inside the loop: a g_main_loop_quit that lands before the thread reaches
-    // g_main_loop_run is lost, and the join below would wait for ever.
-    GSource* quit = g_idle_source_new();
-    g_source_set_callback(
-        quit,
-        [](gpointer l) -> gboolean {
-          g_main_loop_quit(static_cast<GMainLoop*>(l));
-          return G_SOURCE_REMOVE;
-        },
-        loop, nullptr);
-    g_source_attach(quit, context);
-    g_source_unref(quit);
-    if (loopThread.joinable()) loopThread.join();
+    quitLoop(loop, context, loopThread);
     {
       std::lock_guard lock(feedMutex);
       for (Feed& feed : feeds) gst_object_unref(feed.appsrc);

@@ -547,15 +547,8 @@ TEST(Aravis, AMissingCameraOrARejectedSettingIsAClearError) {
   EXPECT_NE(d.text().find("Aravis-Fake-PPTEST5"), std::string::npos) << "the error names the camera: " << d.text();
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::string runCli(const std::string& arguments, int& status) {
-  FILE* out = popen(((test::binaryDir() / "bin/polarpipe").string() + " " + arguments + " 2>&1").c_str(), "r");
+  FILE* out = popen((binary() + " " + arguments + " 2>&1").c_str(), "r");
   std::string text;
   char line[512];
   while (out && fgets(line, sizeof line, out)) text += line;
@@ -1012,7 +1005,7 @@ TEST(Aravis, RunWaitsForACameraThatIsNotThereYet) {
       << "sources:\n"
       << cameraSource("cam", "PPLATE")
       << "sinks:\n  - {name: out, type: image_writer, inputs: {raw: cam.raw}, params: {dir: frames}}\n";
-  Child run = spawn({(test::binaryDir() / "bin/polarpipe").string(), "run", config, "--frames", "10"}, dir);
+  Child run = spawn({binary(), "run", config, "--frames", "10"}, dir);
   std::this_thread::sleep_for(std::chrono::seconds(5));
   ASSERT_EQ(waitpid(run.pid, nullptr, WNOHANG), 0) << "run gave up before the camera came: " << slurp(run.err);
   FakeCamera fake("127.0.0.1", "PPLATE");
@@ -1086,7 +1079,7 @@ TEST(Aravis, TheStereoCamerasConfigRunsTheWholeGraph) {
 
 TEST(Aravis, TheCamerasCommandListsTheFakeCamera) {
   FakeCamera fake("127.0.0.1", "PPLIST");
-  FILE* out = popen((test::binaryDir() / "bin/polarpipe").string().append(" cameras").c_str(), "r");
+  FILE* out = popen((binary() + " cameras").c_str(), "r");
   ASSERT_TRUE(out);
   std::string text;
   char line[512];

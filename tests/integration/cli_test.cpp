@@ -18,15 +18,6 @@
 namespace pp {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string binary() { return (test::binaryDir() / "bin/polarpipe").string(); }
-
 std::string writeConfig(const test::TempDir& dir, double fps) {
   writeImage(dir / "a.png", test::randomImage({Depth::u8, 1}, 64, 48));
   writeImage(dir / "b.png", test::randomImage({Depth::u8, 1}, 64, 48));

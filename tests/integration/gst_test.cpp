@@ -332,11 +332,11 @@ int decodedFrames(const std::string& mp4) {
 // finalised (the MP4 decodes, the recording replays to its end record).
 TEST(Video, SigintFinalisesTheMp4AndTheRecording) {
   test::TempDir dir;
-  Child run = spawn({(test::binaryDir() / "bin/polarpipe").string(), "run",
-                     (test::sourceDir() / "config/preview-record.yaml").string(), "--backend", "cpu", "--set",
-                     "sinks.preview.params.rtsp_port=-1", "--set", "sinks.preview.params.mp4=" + dir / "part_%03d.mp4",
-                     "--set", "sinks.raw.params.path=" + dir / "raw.mkv"},
-                    dir);
+  Child run =
+      spawn({binary(), "run", (test::sourceDir() / "config/preview-record.yaml").string(), "--backend", "cpu", "--set",
+             "sinks.preview.params.rtsp_port=-1", "--set", "sinks.preview.params.mp4=" + dir / "part_%03d.mp4", "--set",
+             "sinks.raw.params.path=" + dir / "raw.mkv"},
+            dir);
   // Running once the recording has frames (a sanitizer build takes seconds to start), then a while.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!(std::filesystem::exists(dir / "raw.mkv") && std::filesystem::file_size(dir / "raw.mkv") > 100000) &&
@@ -682,17 +682,7 @@ class RecordServer {
       g_source_destroy(source_);
       g_source_unref(source_);
     }
-    GSource* quit = g_idle_source_new();
-    g_source_set_callback(
-        quit,
-        [](gpointer l) -> gboolean {
-          g_main_loop_quit(static_cast<GMainLoop*>(l));
-          return G_SOURCE_REMOVE;
-        },
-        loop_, nullptr);
-    g_source_attach(quit, context_);
-    g_source_unref(quit);
-    thread_.join();
+    gst::quitLoop(loop_, context_, thread_);
     g_object_unref(server_);
     g_main_loop_unref(loop_);
     g_main_context_unref(context_);
@@ -770,7 +760,7 @@ TEST(Validate, WritesNothing) {
       << port
       << ", mp4: clips/view.mp4}}\n  - {name: files, type: image_writer, inputs: {v: view.image}, params: {dir: "
          "frames}}\n";
-  Child c = spawn({(test::binaryDir() / "bin/polarpipe").string(), "validate", config}, dir);
+  Child c = spawn({binary(), "validate", config}, dir);
   EXPECT_EQ(waitFor(c, std::chrono::seconds(30)), 0);
   std::ifstream recording(dir / "raw.mkv");
   std::string kept((std::istreambuf_iterator<char>(recording)), {});

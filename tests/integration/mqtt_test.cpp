@@ -18,15 +18,6 @@
 namespace pp {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string binary() { return (test::binaryDir() / "bin/polarpipe").string(); }
-
 int freePort() {
   int s = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
