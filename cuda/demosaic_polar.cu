@@ -15,18 +15,20 @@ template <class T, bool Products> struct MonoStokes {
   T s0, minimum = 0, maximum = 0, polarizer = 0;
   float s1, s2, dolp = 0.f, aolp = 0.f, normal[3] = {};
   uint8_t visual[3] = {}, normalColour[3] = {};
-  template <class U> __device__ __forceinline__ MonoStokes(const int (&v)[4], const Settings& s, const Planes<U>& out) {
+  // `polarization`: any plane made from the Stokes vector as a whole is wanted (the kernel works
+  // it out once, as it does `maxv`).
+  template <class U> __device__ __forceinline__ MonoStokes(const int (&v)[4], const Settings& s, const Planes<U>& out,
+                                                           bool polarization, int maxv) {
     s0 = static_cast<T>((v[0] + v[1] + v[2] + v[3] + 2) >> 2);
     Stokes st =
         stokes(static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2]), static_cast<float>(v[3]));
     s1 = st.s1, s2 = st.s2;
-    int maxv = maxValue(s.format);
     if constexpr (Products) {
       if (out.minimum.data) minimum = static_cast<T>(leastPassed(st, maxv));
       if (out.maximum.data) maximum = static_cast<T>(mostPassed(st, maxv));
       if (out.polarizer.data) polarizer = static_cast<T>(passedAt(st, s, maxv));
     }
-    if (!(out.dolp.data || out.aolp.data || out.aolpVisual.data || (Products && out.wantsPolarization()))) return;
+    if (!polarization) return;
     dolp = pp::polar::dolp(st), aolp = pp::polar::aolp(st);
     if (out.aolpVisual.data) aolpVisual(aolp, dolp, st.s0 * 0.5f / static_cast<float>(maxv), visual);
     if constexpr (Products)
@@ -583,6 +585,8 @@ template <class T, bool Products> __global__ void demosaicMonoHalf(Settings s, I
   }
   int count = min(kMonoGroup, outW - x0);
   const uint8_t* at = s.layout.angleAt;
+  bool polarization = out.dolp.data || out.aolp.data || out.aolpVisual.data || (Products && out.wantsPolarization());
+  int maxv = maxValue(s.format);
   T angle[4][kMonoGroup], s0[kMonoGroup], minimum[kMonoGroup], maximum[kMonoGroup], polarizer[kMonoGroup];
   float s1[kMonoGroup], s2[kMonoGroup], dolpRun[kMonoGroup], aolpRun[kMonoGroup], normals[3 * kMonoGroup];
   uint8_t visual[3 * kMonoGroup], normalColours[3 * kMonoGroup];
@@ -596,7 +600,7 @@ template <class T, bool Products> __global__ void demosaicMonoHalf(Settings s, I
       value[k] = at[0] == k ? p0 : at[1] == k ? p1 : at[2] == k ? p2 : p3;
       angle[k][i] = static_cast<T>(value[k]);
     }
-    MonoStokes<T, Products> d(value, s, out);
+    MonoStokes<T, Products> d(value, s, out, polarization, maxv);
     s0[i] = d.s0, s1[i] = d.s1, s2[i] = d.s2, dolpRun[i] = d.dolp, aolpRun[i] = d.aolp;
     minimum[i] = d.minimum, maximum[i] = d.maximum, polarizer[i] = d.polarizer;
 #pragma unroll
@@ -643,7 +647,7 @@ __global__ void demosaicMonoFull(Settings s, ImageView<const uint8_t> raw, int o
     value[k] = (sum + n / 2) / n;
     if (out.angle[k].data) out.angle[k].at(x, y) = static_cast<T>(value[k]);
   }
-  MonoStokes<T, true> d(value, s, out);
+  MonoStokes<T, true> d(value, s, out, out.wantsPolarization(), maxValue(s.format));
   if (out.s0.data) out.s0.at(x, y) = d.s0;
   if (out.s1.data) out.s1.at(x, y) = d.s1;
   if (out.s2.data) out.s2.at(x, y) = d.s2;
