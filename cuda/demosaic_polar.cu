@@ -31,9 +31,10 @@ template <class T, bool Products> struct MonoStokes {
     if (!polarization) return;
     dolp = pp::polar::dolp(st), aolp = pp::polar::aolp(st);
     if (out.aolpVisual.data) aolpVisual(aolp, dolp, st.s0 * 0.5f / static_cast<float>(maxv), visual);
-    if constexpr (Products)
-      if (out.normals.data || out.normalsVisual.data)
+    if constexpr (Products) {
+      if (out.wantsNormals())
         normalVisual(normal, surfaceNormal(st, s.refractiveIndex, s.minDolp, normal), normalColour);
+    }
   }
 };
 
@@ -355,15 +356,14 @@ template <class T> __device__ __forceinline__ void storeStaged(const Staging<T>&
 // N samples as one aligned load or store.
 template <class V, int N> struct alignas(N * sizeof(V)) Vector { V v[N]; };
 
-// Writes the first `count` of N consecutive samples of a row of `plane` from sample `first` of
-// pixel (x, y): Piece samples a store when all N are wanted and the rows allow it (callers keep
-// x * channels + first a multiple of Piece), else sample by sample. (Stokes planes written a
-// sample a store touched a sector for every 4 bytes of a warp's floats.)
-template <int Piece, class V, int N> __device__ __forceinline__ void storeRun(const ImageView<V>& plane, int x, int y,
-                                                                              const V (&v)[N], int count = N,
-                                                                              int first = 0) {
+// Writes the first `count` of N consecutive samples of a row of `plane` from (x, y): Piece samples
+// a store when all N are wanted and the rows allow it (callers keep x * channels a multiple of
+// Piece), else sample by sample. (Stokes planes written a sample a store touched a sector for
+// every 4 bytes of a warp's floats.)
+template <int Piece, class V, int N>
+__device__ __forceinline__ void storeRun(const ImageView<V>& plane, int x, int y, const V (&v)[N], int count = N) {
   static_assert(N % Piece == 0, "whole pieces");
-  V* at = &plane.at(x, y, 0) + first;
+  V* at = &plane.at(x, y, 0);
   if (count == N && plane.rowsAligned(Piece * sizeof(V))) {
 #pragma unroll
     for (int i = 0; i < N; i += Piece) {
@@ -434,7 +434,7 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Setti
     for (int i = 0; i < kSamples; ++i) row[i] = static_cast<float>(sumsAt(i).s2);
     storeRun<4>(out.s2, x, y, row, 3 * count);
   }
-  if (!(out.dolp.data || out.aolp.data || out.aolpVisual.data || (Products && out.wantsPolarization()))) return;
+  if (!out.template wantsPolarization<Products>()) return;
   float dolpRow[kSpanX] = {}, aolpRow[kSpanX] = {}, normalRow[3 * kSpanX] = {};
   uint8_t visualRow[3 * kSpanX] = {}, normalColourRow[3 * kSpanX] = {};
 #pragma unroll 1
@@ -450,10 +450,11 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Setti
     float d = dolp(luma), a = aolp(luma), normal[3] = {};
     uint8_t visual[3] = {}, normalColour[3] = {};
     if (out.aolpVisual.data) aolpVisual(a, d, luma.s0 * 0.5f / static_cast<float>(maxv), visual);
-    if constexpr (Products)
-      if (out.normals.data || out.normalsVisual.data)
+    if constexpr (Products) {
+      if (out.wantsNormals())
         normalVisual(normal, surfaceNormal(luma, settings.refractiveIndex, settings.minDolp, normal), normalColour);
-        // Shifted in from the end (the loop is not unrolled, so no array is indexed by qx).
+    }
+    // Shifted in from the end (the loop is not unrolled, so no array is indexed by qx).
 #pragma unroll
     for (int i = 0; i + 1 < kSpanX; ++i) dolpRow[i] = dolpRow[i + 1], aolpRow[i] = aolpRow[i + 1];
 #pragma unroll
@@ -585,7 +586,7 @@ template <class T, bool Products> __global__ void demosaicMonoHalf(Settings s, I
   }
   int count = min(kMonoGroup, outW - x0);
   const uint8_t* at = s.layout.angleAt;
-  bool polarization = out.dolp.data || out.aolp.data || out.aolpVisual.data || (Products && out.wantsPolarization());
+  bool polarization = out.template wantsPolarization<Products>();
   int maxv = maxValue(s.format);
   T angle[4][kMonoGroup], s0[kMonoGroup], minimum[kMonoGroup], maximum[kMonoGroup], polarizer[kMonoGroup];
   float s1[kMonoGroup], s2[kMonoGroup], dolpRun[kMonoGroup], aolpRun[kMonoGroup], normals[3 * kMonoGroup];

@@ -61,14 +61,16 @@ template <class T> struct Planes {
     return s0.data || s1.data || s2.data || dolp.data || aolp.data || aolpVisual.data || minimum.data || maximum.data ||
            polarizer.data || normals.data || normalsVisual.data;
   }
-  // Planes made from a pixel's (luminance) Stokes vector as a whole.
-  PP_HD bool wantsPolarization() const {
-    return dolp.data || aolp.data || aolpVisual.data || normals.data || normalsVisual.data;
+  PP_HD bool wantsNormals() const { return normals.data || normalsVisual.data; }
+  // Planes made from a pixel's (luminance) Stokes vector as a whole; a kernel without the products
+  // (Products false) leaves the normals out without looking.
+  template <bool Products = true> PP_HD bool wantsPolarization() const {
+    return dolp.data || aolp.data || aolpVisual.data || (Products && wantsNormals());
   }
   // Planes made per channel beside s0.
   PP_HD bool wantsFiltered() const { return minimum.data || maximum.data || polarizer.data; }
   // The polarizers' images and the normals, made by kernels of their own.
-  PP_HD bool wantsProducts() const { return wantsFiltered() || normals.data || normalsVisual.data; }
+  PP_HD bool wantsProducts() const { return wantsFiltered() || wantsNormals(); }
 };
 
 PP_HD int maxValue(RawFormat f) {
@@ -228,7 +230,7 @@ PP_HD bool surfaceNormal(Stokes s, float n, float minDolp, float normal[3]) {
   float sinZenith = sqrtf(1.f - cos2);
   // cos and sin of the AoLP a from cos 2a = S1 / |S1, S2| and sin 2a = S2 / |S1, S2|: a in [0, pi),
   // so sin a >= 0, and cos a has the sign of S2.
-  float c2 = s.s1 / sqrtf(addRn(mulRn(s.s1, s.s1), mulRn(s.s2, s.s2)));
+  float c2 = s.s1 / polarizedPart(s);
   c2 = c2 < -1.f ? -1.f : c2 > 1.f ? 1.f : c2;
   float cosA = sqrtf((1.f + c2) * 0.5f), sinA = sqrtf((1.f - c2) * 0.5f);
   if (s.s2 < 0.f) cosA = -cosA;
@@ -253,7 +255,7 @@ PP_HD void storePolarization(const P& out, const Settings& settings, int x, int 
     aolpVisual(a, d, s.s0 * 0.5f / maxValue, rgb);
     for (int c = 0; c < 3; ++c) out.aolpVisual.at(x, y, c) = rgb[c];
   }
-  if (out.normals.data || out.normalsVisual.data) {
+  if (out.wantsNormals()) {
     float normal[3];
     bool valid = surfaceNormal(s, settings.refractiveIndex, settings.minDolp, normal);
     uint8_t rgb[3];

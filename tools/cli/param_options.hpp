@@ -51,7 +51,7 @@ template <class P> void addParamOptions(CLI::App* cmd, const ParamSchema<P>& sch
   }
 }
 
-// --backend: cpu, cuda or auto, chosen as the graph chooses a stage's (pickBackend).
+// --backend: cpu, cuda or auto, chosen as the graph chooses a stage's (useCuda).
 inline void addBackendOption(CLI::App* cmd, std::string& backend) {
   cmd->add_option("--backend", backend, "cuda, cpu, or auto (CUDA when a device is present)")
       ->check(CLI::IsMember(backendNames()))

@@ -36,7 +36,7 @@ void addGraphOptions(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("CONFIG", o.config, "pipeline YAML file")->required()->check(CLI::ExistingFile);
   cmd.add_option("--backend", o.backend,
                  "backend of every stage, overriding the config (auto takes CUDA when a device is present)")
-      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+      ->check(CLI::IsMember(backendNames()));
   cmd.add_option("--set", o.overrides,
                  "override a config key, checked like the file: --set stages.NAME.params.KEY=VALUE (repeatable)")
       ->allow_extra_args(false);
