@@ -60,15 +60,32 @@ std::vector<uint8_t> expectedFrame(uint64_t index) {
   return bytes;
 }
 
-// The packed formats the tests' camera offers, by PFNC value, and how demosaic names them.
-const std::map<ArvPixelFormat, polar::RawFormat>& packings() {
-  static const std::map<ArvPixelFormat, polar::RawFormat> all = {
-      {0x010C0047, polar::RawFormat::mono12p},
-      {0x010A0046, polar::RawFormat::mono10p},
-      {0x010C0006, polar::RawFormat::mono12packed},
-      {0x010C0004, polar::RawFormat::mono10packed},
-      {0x010C0059, polar::RawFormat::mono12p}};  // BayerRG12p
+// The packed formats the tests' camera offers: name, value (PFNC's, or the vendor's own as its SDK
+// defines it: LUCID's Arena and The Imaging Source's IC4 headers), and how demosaic names the
+// samples.
+struct Packing {
+  const char* name;
+  ArvPixelFormat value;
+  polar::RawFormat samples;
+};
+const std::vector<Packing>& packings() {
+  static const std::vector<Packing> all = {
+      {"Mono12p", 0x010C0047, polar::RawFormat::mono12p},
+      {"BayerRG12p", 0x010C0059, polar::RawFormat::mono12p},
+      {"Mono10p", 0x010A0046, polar::RawFormat::mono10p},
+      {"Mono12Packed", 0x010C0006, polar::RawFormat::mono12packed},
+      {"Mono10Packed", 0x010C0004, polar::RawFormat::mono10packed},
+      {"PolarizeMono12p", 0x810C0047, polar::RawFormat::mono12p},             // LUCID
+      {"PolarizeMono12Packed", 0x810C0006, polar::RawFormat::mono12packed},   // LUCID
+      {"PolarizedMono12p", 0x810C000B, polar::RawFormat::mono12p},            // The Imaging Source
+      {"PolarizedMono12Packed", 0x810C0010, polar::RawFormat::mono12packed},  // The Imaging Source
+      {"PolarizedBayerBG12p", 0x810C000E, polar::RawFormat::mono12p}};        // The Imaging Source
   return all;
+}
+const Packing* packingOf(ArvPixelFormat value) {
+  for (const Packing& p : packings())
+    if (p.value == value) return &p;
+  return nullptr;
 }
 
 // Frame `index` as 10 or 12-bit samples (the mosaic scaled up, a ramp in the low bits) packed as
@@ -97,12 +114,9 @@ std::string polarizationCameraXmlText() {
   std::string xml(arv_fake_camera_get_genicam_xml(model, &size));
   g_object_unref(model);
   std::string entries;
-  for (auto [name, value] : {std::pair{"Mono12p", 0x010C0047},
-                             {"BayerRG12p", 0x010C0059},
-                             {"Mono10p", 0x010A0046},
-                             {"Mono12Packed", 0x010C0006},
-                             {"Mono10Packed", 0x010C0004}})
-    entries += "<EnumEntry Name=\"" + std::string(name) + "\" NameSpace=\"Standard\"><Value>" + std::to_string(value) +
+  for (const Packing& p : packings())
+    entries += "<EnumEntry Name=\"" + std::string(p.name) + "\" NameSpace=\"" +
+               (p.value & 0x80000000u ? "Custom" : "Standard") + "\"><Value>" + std::to_string(p.value) +
                "</Value></EnumEntry>";
   auto at = xml.find("<pValue>PixelFormatRegister</pValue>");
   EXPECT_NE(at, std::string::npos);
@@ -215,8 +229,8 @@ class FakeCamera {
     // The buffer's filled size is set after this call; its image size is known already.
     auto* data = static_cast<uint8_t*>(const_cast<void*>(arv_buffer_get_data(buffer, nullptr)));
     int width = arv_buffer_get_image_width(buffer), height = arv_buffer_get_image_height(buffer);
-    if (packings().count(format)) {
-      auto frame = packedFrame(fake->served_++, width, height, packings().at(format));
+    if (const Packing* packing = packingOf(format)) {
+      auto frame = packedFrame(fake->served_++, width, height, packing->samples);
       std::memcpy(data, frame.data(), frame.size());
       return;
     }
@@ -748,10 +762,15 @@ void expectDemosaicNeeds(const std::string& source, const std::string& wrong, co
 TEST(Aravis, PackedFramesAreDemosaicedAsTheyCome) {
   test::TempDir dir;
   FakeCamera fake("127.0.0.1", "PPPACKED", 0, polarizationCameraXml(dir));
+  // PFNC's names, and LUCID's and The Imaging Source's own for the same packings.
   for (auto [camera, samples] : {std::pair{"Mono12p", "mono12p"},
                                  {"Mono10p", "mono10p"},
                                  {"Mono12Packed", "mono12packed"},
-                                 {"Mono10Packed", "mono10packed"}}) {
+                                 {"Mono10Packed", "mono10packed"},
+                                 {"PolarizeMono12p", "mono12p"},
+                                 {"PolarizeMono12Packed", "mono12packed"},
+                                 {"PolarizedMono12p", "mono12p"},
+                                 {"PolarizedMono12Packed", "mono12packed"}}) {
     SCOPED_TRACE(camera);
     polar::RawFormat format = demosaic::rawFormatOf(samples);
     std::string source = cameraSource("cam", "PPPACKED", ", mosaic: polar_mono");
@@ -794,6 +813,50 @@ TEST(Aravis, PackedFramesAreDemosaicedAsTheyCome) {
                       "mosaic: polar_mono, pixel_format: mono12packed",
                       "the frame's samples are mono12packed (from the camera's pixel format), but this stage reads "
                       "mono12p (set pixel_format: mono12packed)");
+}
+
+// Colour polarization sensors under PFNC's name and The Imaging Source's own (PolarizedBayerBG12p,
+// its IC4 value): the Bayer phase comes from the name, the frames land packed, and the camera path's
+// demosaic equals the demosaic of the same bytes read with that phase; a demosaic set for the other
+// phase stops, saying which.
+TEST(Aravis, ColourFormatsTakeTheirBayerPhaseFromTheName) {
+  test::TempDir dir;
+  FakeCamera fake("127.0.0.1", "PPCOLOUR", 0, polarizationCameraXml(dir));
+  for (auto [camera, phase] : {std::pair{"BayerRG12p", "rggb"}, {"PolarizedBayerBG12p", "bggr"}}) {
+    SCOPED_TRACE(camera);
+    std::string source = cameraSource("cam", "PPCOLOUR", ", mosaic: polar_rggb");
+    source.replace(source.find("Mono8"), 5, camera);
+    std::string yaml =
+        "sources:\n" + source +
+        "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_rggb, "
+        "bayer: " +
+        phase +
+        ", pixel_format: mono12p, outputs: [s0]}}\n"
+        "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw, s0: polar.s0}, params: {key: colour}}\n";
+    auto graph = buildGraph(registry(), yaml, 3);
+    ASSERT_TRUE(graph);
+    graph->run();
+    Kept& k = kept("colour");
+    std::lock_guard lock(k.mutex);
+    ASSERT_EQ(k.planes.size(), 3u);
+    demosaic::Settings settings;
+    settings.format = polar::RawFormat::mono12p;
+    settings.mosaic = polar::Mosaic::rggb;
+    if (std::string(phase) == "bggr") {
+      const uint8_t bggr[4] = {polar::B, polar::G, polar::G, polar::R};
+      std::copy_n(bggr, 4, settings.layout.colourAt);
+    }
+    for (const auto& frame : k.planes) {
+      auto expected = demosaic::runToHost(settings, frame.at("raw"), {"s0"}, false);
+      EXPECT_TRUE(test::samePixels(expected.at("s0"), frame.at("s0")));
+    }
+  }
+  std::string source = cameraSource("cam", "PPCOLOUR", ", mosaic: polar_rggb");
+  source.replace(source.find("Mono8"), 5, "PolarizedBayerBG12p");
+  expectDemosaicNeeds(source, "mosaic: polar_rggb, pixel_format: mono12p",
+                      "mosaic: polar_rggb, bayer: bggr, pixel_format: mono12p",
+                      "the camera's 2x2 blocks are bggr (from its pixel format), but this stage reads them as rggb "
+                      "(set bayer: bggr)");
 }
 
 // ptp: true switches IEEE 1588 on and reports the clock's state and offset; a camera without it is
