@@ -109,6 +109,16 @@ std::string errorText(GError*& error) {
   return text;
 }
 
+// A camera's stream. Aravis 0.9 and later (aravis-0.10) also take a destroy function for the
+// callback's data; ours outlives the stream.
+ArvStream* createStream(ArvCamera* camera, ArvStreamCallback callback, void* data, GError** error) {
+#if ARAVIS_CHECK_VERSION(0, 9, 0)
+  return arv_camera_create_stream(camera, callback, data, nullptr, error);
+#else
+  return arv_camera_create_stream(camera, callback, data, error);
+#endif
+}
+
 // The entries an enumeration feature offers now; none when the camera lacks it.
 std::vector<std::string> enumerationEntries(ArvDevice* device, const char* feature) {
   if (!arv_device_get_feature(device, feature)) return {};
@@ -792,7 +802,7 @@ class AravisSource : public Source, private TriggerTarget {
   // Caller holds mutex_. A new stream gets every buffer the graph is not holding.
   void startStream() {
     GError* error = nullptr;
-    stream_.reset(arv_camera_create_stream(
+    stream_.reset(createStream(
         camera_.get(),
         +[](void* self, ArvStreamCallbackType type, ArvBuffer*) {
           if (type == ARV_STREAM_CALLBACK_TYPE_INIT && static_cast<AravisSource*>(self)->p_.realtime_thread &&

@@ -214,7 +214,11 @@ class FakeCamera {
     camera_ = genicam.empty() ? arv_gv_fake_camera_new(address.c_str(), serial.c_str())
                               : arv_gv_fake_camera_new_full(address.c_str(), serial.c_str(), genicam.c_str());
     if (lostRatio > 0) g_object_set(camera_, "gvsp-lost-ratio", lostRatio, nullptr);
+#if ARAVIS_CHECK_VERSION(0, 9, 0)  // aravis-0.10 also takes a destroy function for the data
+    arv_fake_camera_set_fill_pattern(arv_gv_fake_camera_get_fake_camera(camera_), &FakeCamera::fill, this, nullptr);
+#else
     arv_fake_camera_set_fill_pattern(arv_gv_fake_camera_get_fake_camera(camera_), &FakeCamera::fill, this);
+#endif
   }
   ~FakeCamera() { g_object_unref(camera_); }
   bool running() const { return arv_gv_fake_camera_is_running(camera_); }
