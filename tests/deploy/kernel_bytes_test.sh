@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# tools/kernel_bytes.py on an Nsight Compute CSV made up for the test: the last whole frame of the
+# bench's kernels (the period of their names), units converted, kernels named without namespace
+# and parameters, totals summed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cat > "$dir/stereo_x.csv" <<'CSV'
+==PROF== Connected to process 1
+"ID","Kernel Name","gpu__time_duration.sum","lts__t_bytes.sum","dram__bytes_read.sum","dram__bytes_write.sum"
+"","","ns","Gbyte","Mbyte","Mbyte"
+"0","void pp::stereo::(anonymous namespace)::census(pp::ImageView<const unsigned char>)","9,000","0.001","1","0"
+"1","void pp::stereo::(anonymous namespace)::census(pp::ImageView<const unsigned char>)","20,000","0.064","2","0"
+"2","void pp::stereo::(anonymous namespace)::aggregate<128, 16, false>(pp::stereo::SgmParams)","1,500,000","4.5","2,000","1,000"
+"3","void pp::stereo::(anonymous namespace)::census(pp::ImageView<const unsigned char>)","20,000","0.064","2","0"
+"4","void pp::stereo::(anonymous namespace)::aggregate<128, 16, false>(pp::stereo::SgmParams)","1,000,000","4","2,000","1,000"
+CSV
+python3 tools/kernel_bytes.py --gpu test --commit abc --dir "$dir" stereo/x > /dev/null
+python3 - "$dir/kernel-bytes.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["cases"]["stereo/x"]
+names = [k["kernel"] for k in c["kernels"]]
+if names != ["census", "aggregate<128, 16, false>"]:
+    sys.exit(f"one frame's kernels, named plainly: {names}")
+def near(a, b, what):
+    if abs(a - b) > 1e-6 * max(1, abs(b)):
+        sys.exit(f"{what}: {a}, expected {b}")
+near(c["kernels"][1]["ms"], 1.0, "the last frame's aggregate ms")
+near(c["kernels"][1]["l2_bytes"], 4e9, "aggregate L2 bytes")
+near(c["total"]["l2_bytes"], 4.064e9, "total L2 bytes")
+near(c["total"]["dram_read_bytes"], 2.002e9, "total DRAM read")
+PY
+grep -qF "| \`stereo/x\` | **total** | 1.020 | 4064 | 2002 | 1000 |" "$dir/kernel-bytes.md" || { cat "$dir/kernel-bytes.md"; exit 1; }
+# A CSV without two whole frames is an error, not a guess.
+head -4 "$dir/stereo_x.csv" > "$dir/stereo_y.csv"
+if python3 tools/kernel_bytes.py --gpu test --dir "$dir" stereo/y > /dev/null 2>&1; then echo "one frame taken as a period"; exit 1; fi
+echo "kernel_bytes: OK"

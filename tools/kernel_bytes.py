@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Per-kernel bytes and time of one frame of a tools/bench case, from an Nsight Compute raw CSV
+(tools/kernel-bytes): L2 traffic (lts__t_bytes), DRAM read and written, and kernel time. The bench
+runs several frames; the last whole period of the kernels' names is taken as one frame. Writes
+JSON (one entry a case) and a markdown table. Standard library only."""
+import argparse
+import csv
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from jetson_projection import SCALE, number  # noqa: E402  (ncu's units, one place)
+
+METRICS = ("gpu__time_duration.sum", "lts__t_bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum")
+
+
+def last_frame(names):
+    """Length of the shortest period that the list of kernel names ends with twice."""
+    for period in range(1, len(names) // 2 + 1):
+        if names[-period:] == names[-2 * period:-period]:
+            return period
+    sys.exit("no repeating frame of kernels: profile more frames")
+
+
+def read(path):
+    with open(path, newline="") as f:
+        rows = [r for r in csv.reader(line for line in f if line.startswith('"'))]
+    if len(rows) < 3:
+        sys.exit(f"{path}: no kernels profiled")
+    header, units, data = rows[0], rows[1], rows[2:]
+    col = {name: i for i, name in enumerate(header)}
+    for needed in ("Kernel Name",) + METRICS:
+        if needed not in col:
+            sys.exit(f"{path}: no column {needed}")
+    names = [r[col["Kernel Name"]] for r in data]
+    frame = data[-last_frame(names):]
+    kernels = []
+    for r in frame:
+        v = {m: number(r[col[m]]) * SCALE[units[col[m]]] for m in METRICS}
+        name = r[col["Kernel Name"]].replace("(anonymous namespace)::", "").split("(")[0]
+        kernels.append({"kernel": (name[5:] if name.startswith("void ") else name).split("::")[-1],
+                        "ms": v["gpu__time_duration.sum"], "l2_bytes": v["lts__t_bytes.sum"],
+                        "dram_read_bytes": v["dram__bytes_read.sum"], "dram_write_bytes": v["dram__bytes_write.sum"]})
+    total = {k: sum(x[k] for x in kernels) for k in ("ms", "l2_bytes", "dram_read_bytes", "dram_write_bytes")}
+    return {"kernels": kernels, "total": total}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gpu", required=True)
+    ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--dir", default=".")
+    ap.add_argument("cases", nargs="+", help="case names; each case's CSV is DIR/NAME.csv with / as _")
+    a = ap.parse_args()
+    result = {"gpu": a.gpu, "commit": a.commit, "cases": {}}
+    lines = [f"One frame, Nsight Compute (`--clock-control none`), {a.gpu}, commit {a.commit}.", "",
+             "| case | kernel | ms | L2 MB | DRAM read MB | DRAM write MB |", "|---|---|---|---|---|---|"]
+    for case in a.cases:
+        c = read(os.path.join(a.dir, case.replace("/", "_") + ".csv"))
+        result["cases"][case] = c
+        for k in c["kernels"] + [dict(c["total"], kernel="**total**")]:
+            lines.append(f"| `{case}` | {k['kernel']} | {k['ms']:.3f} | {k['l2_bytes'] / 1e6:.0f} | {k['dram_read_bytes'] / 1e6:.0f} | "
+                         f"{k['dram_write_bytes'] / 1e6:.0f} |")
+    with open(os.path.join(a.dir, "kernel-bytes.json"), "w") as f:
+        json.dump(result, f, indent=2)
+    with open(os.path.join(a.dir, "kernel-bytes.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
