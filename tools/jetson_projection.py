@@ -34,18 +34,24 @@ def number(text):
     return float(text.replace(",", "")) if text.strip() not in ("", "n/a") else 0.0
 
 
-def read_ncu(path, stage_names):
-    """Per stage: bytes, FP64 operations and kernel ms summed over every frame profiled. With
-    --print-nvtx-rename kernel, ncu names a kernel launched inside a stage's range STAGE/KERNEL."""
+def ncu_rows(path, needed):
+    """An ncu raw CSV (--csv --page raw) without ncu's own lines: column index by name, the units
+    row and the kernels' rows; stops naming a missing column."""
     with open(path, newline="") as f:
         rows = [r for r in csv.reader(line for line in f if line.startswith('"'))]
     if len(rows) < 3:
         sys.exit(f"{path}: no kernels profiled (see ncu.log)")
-    header, units, data = rows[0], rows[1], rows[2:]
-    col = {name: i for i, name in enumerate(header)}
-    for needed in ("Kernel Name", "gpu__time_duration.sum", "lts__t_bytes.sum", "dram__bytes.sum"):
-        if needed not in col:
-            sys.exit(f"{path}: no column {needed}")
+    col = {name: i for i, name in enumerate(rows[0])}
+    for name in needed:
+        if name not in col:
+            sys.exit(f"{path}: no column {name}")
+    return col, rows[1], rows[2:]
+
+
+def read_ncu(path, stage_names):
+    """Per stage: bytes, FP64 operations and kernel ms summed over every frame profiled. With
+    --print-nvtx-rename kernel, ncu names a kernel launched inside a stage's range STAGE/KERNEL."""
+    col, units, data = ncu_rows(path, ("Kernel Name", "gpu__time_duration.sum", "lts__t_bytes.sum", "dram__bytes.sum"))
     stages = {}
     for r in data:
         def value(metric):

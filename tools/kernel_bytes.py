@@ -4,13 +4,12 @@
 runs several frames; the last whole period of the kernels' names is taken as one frame. Writes
 JSON (one entry a case) and a markdown table. Standard library only."""
 import argparse
-import csv
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from jetson_projection import SCALE, number  # noqa: E402  (ncu's units, one place)
+from jetson_projection import SCALE, ncu_rows, number  # noqa: E402  (ncu's CSV and units, one place)
 
 METRICS = ("gpu__time_duration.sum", "lts__t_bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum")
 
@@ -24,15 +23,7 @@ def last_frame(names):
 
 
 def read(path):
-    with open(path, newline="") as f:
-        rows = [r for r in csv.reader(line for line in f if line.startswith('"'))]
-    if len(rows) < 3:
-        sys.exit(f"{path}: no kernels profiled")
-    header, units, data = rows[0], rows[1], rows[2:]
-    col = {name: i for i, name in enumerate(header)}
-    for needed in ("Kernel Name",) + METRICS:
-        if needed not in col:
-            sys.exit(f"{path}: no column {needed}")
+    col, units, data = ncu_rows(path, ("Kernel Name",) + METRICS)
     names = [r[col["Kernel Name"]] for r in data]
     frame = data[-last_frame(names):]
     kernels = []

@@ -734,6 +734,26 @@ TEST(Aravis, ACameraThatComesBackWithAnotherSizeIsRefused) {
       << failure;
 }
 
+// A camera source (`source`) through a demosaic with `params` for `frames` frames: each frame's raw
+// plane and `outputs`, kept under `key`.
+std::vector<std::map<std::string, Image>> demosaicedFrames(const std::string& source, const std::string& params,
+                                                           const std::vector<std::string>& outputs,
+                                                           const std::string& key, int frames) {
+  std::string list, inputs = "raw: cam.raw";
+  for (const std::string& o : outputs) list += (list.empty() ? "" : ", ") + o, inputs += ", " + o + ": polar." + o;
+  std::string yaml = "sources:\n" + source +
+                     "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {" + params +
+                     ", outputs: [" + list + "]}}\nsinks:\n  - {name: keep, type: keep, inputs: {" + inputs +
+                     "}, params: {key: " + key + "}}\n";
+  auto graph = buildGraph(registry(), yaml, frames);
+  EXPECT_TRUE(graph);
+  if (!graph) return {};
+  graph->run();
+  Kept& k = kept(key);
+  std::lock_guard lock(k.mutex);
+  return std::move(k.planes);  // the key is the caller's alone
+}
+
 // A camera whose frames say how to read them (sample format, Bayer phase, angle order): a demosaic
 // with the `wrong` params stops at the first frame with `message`; with the `right` ones three frames
 // go through.
@@ -779,24 +799,14 @@ TEST(Aravis, PackedFramesAreDemosaicedAsTheyCome) {
     polar::RawFormat format = demosaic::rawFormatOf(samples);
     std::string source = cameraSource("cam", "PPPACKED", ", mosaic: polar_mono");
     source.replace(source.find("Mono8"), 5, camera);
-    std::string yaml = "sources:\n" + source +
-                       "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: "
-                       "polar_mono, pixel_format: " +
-                       samples +
-                       ", outputs: [s0, dolp]}}\n"
-                       "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw, s0: polar.s0, dolp: polar.dolp}, "
-                       "params: {key: packed}}\n";
-    auto graph = buildGraph(registry(), yaml, 4);
-    ASSERT_TRUE(graph);
-    graph->run();
-    Kept& k = kept("packed");
-    std::lock_guard lock(k.mutex);
-    ASSERT_EQ(k.planes.size(), 4u);
+    auto planes = demosaicedFrames(source, std::string("mosaic: polar_mono, pixel_format: ") + samples, {"s0", "dolp"},
+                                   "packed", 4);
+    ASSERT_EQ(planes.size(), 4u);
     demosaic::Settings settings;
     settings.format = format;
     settings.mosaic = polar::Mosaic::mono;
     int rowBytes = demosaic::rawPlaneWidth(format, kWidth);
-    for (const auto& frame : k.planes) {
+    for (const auto& frame : planes) {
       const Image& raw = frame.at("raw");
       ASSERT_EQ(raw.width(), rowBytes);
       uint64_t index = 0;
@@ -809,7 +819,7 @@ TEST(Aravis, PackedFramesAreDemosaicedAsTheyCome) {
       EXPECT_TRUE(test::samePixels(expected.at("s0"), frame.at("s0")));
       EXPECT_TRUE(test::samePixels(expected.at("dolp"), frame.at("dolp")));
     }
-    EXPECT_EQ(k.planes[0].at("s0").format(), (Format{Depth::u16, 1})) << "10 and 12-bit input keeps its precision";
+    EXPECT_EQ(planes[0].at("s0").format(), (Format{Depth::u16, 1})) << "10 and 12-bit input keeps its precision";
   }
   std::string source = cameraSource("cam", "PPPACKED", ", mosaic: polar_mono");
   source.replace(source.find("Mono8"), 5, "Mono12Packed");
@@ -830,19 +840,9 @@ TEST(Aravis, ColourFormatsTakeTheirBayerPhaseFromTheName) {
     SCOPED_TRACE(camera);
     std::string source = cameraSource("cam", "PPCOLOUR", ", mosaic: polar_rggb");
     source.replace(source.find("Mono8"), 5, camera);
-    std::string yaml =
-        "sources:\n" + source +
-        "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_rggb, "
-        "bayer: " +
-        phase +
-        ", pixel_format: mono12p, outputs: [s0]}}\n"
-        "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw, s0: polar.s0}, params: {key: colour}}\n";
-    auto graph = buildGraph(registry(), yaml, 3);
-    ASSERT_TRUE(graph);
-    graph->run();
-    Kept& k = kept("colour");
-    std::lock_guard lock(k.mutex);
-    ASSERT_EQ(k.planes.size(), 3u);
+    auto planes = demosaicedFrames(
+        source, std::string("mosaic: polar_rggb, bayer: ") + phase + ", pixel_format: mono12p", {"s0"}, "colour", 3);
+    ASSERT_EQ(planes.size(), 3u);
     demosaic::Settings settings;
     settings.format = polar::RawFormat::mono12p;
     settings.mosaic = polar::Mosaic::rggb;
@@ -850,7 +850,7 @@ TEST(Aravis, ColourFormatsTakeTheirBayerPhaseFromTheName) {
       const uint8_t bggr[4] = {polar::B, polar::G, polar::G, polar::R};
       std::copy_n(bggr, 4, settings.layout.colourAt);
     }
-    for (const auto& frame : k.planes) {
+    for (const auto& frame : planes) {
       auto expected = demosaic::runToHost(settings, frame.at("raw"), {"s0"}, false);
       EXPECT_TRUE(test::samePixels(expected.at("s0"), frame.at("s0")));
     }
