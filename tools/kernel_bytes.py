@@ -2,7 +2,8 @@
 """Per-kernel bytes and time of one frame of a tools/bench case, from an Nsight Compute raw CSV
 (tools/kernel-bytes): L2 traffic (lts__t_bytes), DRAM read and written, and kernel time. The bench
 runs several frames; the last whole period of the kernels' names is taken as one frame. Writes
-JSON (one entry a case) and a markdown table. Standard library only."""
+kernel-bytes.json (each case's tools/bench JSON, NAME.bench.json beside its CSV where there is one,
+with a "kernel_bytes" part) and a markdown table. Standard library only."""
 import argparse
 import json
 import os
@@ -48,8 +49,14 @@ def main():
     lines = [f"One frame, Nsight Compute (`--clock-control none`), {a.gpu}, commit {a.commit}.", "",
              "| case | kernel | ms | L2 MB | DRAM read MB | DRAM write MB |", "|---|---|---|---|---|---|"]
     for case in a.cases:
-        c = read(os.path.join(a.dir, case.replace("/", "_") + ".csv"))
-        result["cases"][case] = c
+        stem = os.path.join(a.dir, case.replace("/", "_"))
+        c = read(stem + ".csv")
+        bench = {}
+        if os.path.exists(stem + ".bench.json"):
+            with open(stem + ".bench.json") as f:
+                bench = json.load(f)
+        bench["kernel_bytes"] = c
+        result["cases"][case] = bench
         for k in c["kernels"] + [dict(c["total"], kernel="**total**")]:
             lines.append(f"| `{case}` | {k['kernel']} | {k['ms']:.3f} | {k['l2_bytes'] / 1e6:.0f} | {k['dram_read_bytes'] / 1e6:.0f} | "
                          f"{k['dram_write_bytes'] / 1e6:.0f} |")

@@ -16,10 +16,14 @@ cat > "$dir/stereo_x.csv" <<'CSV'
 "3","void pp::stereo::(anonymous namespace)::census(pp::ImageView<const unsigned char>)","20,000","0.064","2","0"
 "4","void pp::stereo::(anonymous namespace)::aggregate<128, 16, false>(pp::stereo::SgmParams)","1,000,000","4","2,000","1,000"
 CSV
+echo '{"device": "test", "cases": [{"name": "stereo/x", "ms": 1.5}]}' > "$dir/stereo_x.bench.json"
 python3 tools/kernel_bytes.py --gpu test --commit abc --dir "$dir" stereo/x > /dev/null
 python3 - "$dir/kernel-bytes.json" <<'PY'
 import json, sys
-c = json.load(open(sys.argv[1]))["cases"]["stereo/x"]
+case = json.load(open(sys.argv[1]))["cases"]["stereo/x"]
+if case.get("device") != "test" or case["cases"][0]["ms"] != 1.5:
+    sys.exit("the bench's own JSON is kept beside the bytes")
+c = case["kernel_bytes"]
 names = [k["kernel"] for k in c["kernels"]]
 if names != ["census", "aggregate<128, 16, false>"]:
     sys.exit(f"one frame's kernels, named plainly: {names}")
