@@ -48,6 +48,14 @@ def ncu_rows(path, needed):
     return col, rows[1], rows[2:]
 
 
+def ncu_value(path, col, units, row, metric):
+    """A metric of a kernel's row (from ncu_rows) in bytes, ms or counts; stops on a unit not known."""
+    i = col[metric]
+    if units[i] not in SCALE:
+        sys.exit(f"{path}: unit {units[i]} of {metric} unknown")
+    return number(row[i]) * SCALE[units[i]]
+
+
 def read_ncu(path, stage_names):
     """Per stage: bytes, FP64 operations and kernel ms summed over every frame profiled. With
     --print-nvtx-rename kernel, ncu names a kernel launched inside a stage's range STAGE/KERNEL."""
@@ -55,10 +63,7 @@ def read_ncu(path, stage_names):
     stages = {}
     for r in data:
         def value(metric):
-            i = col[metric]
-            if units[i] not in SCALE:
-                sys.exit(f"{path}: unit {units[i]} of {metric} unknown")
-            return number(r[i]) * SCALE[units[i]]
+            return ncu_value(path, col, units, r, metric)
         kernel = r[col["Kernel Name"]]
         prefix = kernel.split("/", 1)[0]
         name = prefix if prefix in stage_names else f"(no stage) {kernel}"

@@ -10,7 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from jetson_projection import SCALE, ncu_rows, number  # noqa: E402  (ncu's CSV and units, one place)
+from jetson_projection import ncu_rows, ncu_value  # noqa: E402  (ncu's CSV and units, one place)
 
 METRICS = ("gpu__time_duration.sum", "lts__t_bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum")
 
@@ -29,7 +29,7 @@ def read(path):
     frame = data[-last_frame(names):]
     kernels = []
     for r in frame:
-        v = {m: number(r[col[m]]) * SCALE[units[col[m]]] for m in METRICS}
+        v = {m: ncu_value(path, col, units, r, m) for m in METRICS}
         name = r[col["Kernel Name"]].replace("(anonymous namespace)::", "").split("(")[0]
         kernels.append({"kernel": (name[5:] if name.startswith("void ") else name).split("::")[-1],
                         "ms": v["gpu__time_duration.sum"], "l2_bytes": v["lts__t_bytes.sum"],

@@ -786,21 +786,17 @@ void expectDemosaicNeeds(const std::string& source, const std::string& wrong, co
 TEST(Aravis, PackedFramesAreDemosaicedAsTheyCome) {
   test::TempDir dir;
   FakeCamera fake("127.0.0.1", "PPPACKED", 0, polarizationCameraXml(dir));
-  // PFNC's names, and LUCID's and The Imaging Source's own for the same packings.
-  for (auto [camera, samples] : {std::pair{"Mono12p", "mono12p"},
-                                 {"Mono10p", "mono10p"},
-                                 {"Mono12Packed", "mono12packed"},
-                                 {"Mono10Packed", "mono10packed"},
-                                 {"PolarizeMono12p", "mono12p"},
-                                 {"PolarizeMono12Packed", "mono12packed"},
-                                 {"PolarizedMono12p", "mono12p"},
-                                 {"PolarizedMono12Packed", "mono12packed"}}) {
+  // Every mono packing the camera offers, under PFNC's names and LUCID's and The Imaging Source's own
+  // (the colour ones: ColourFormatsTakeTheirBayerPhaseFromTheName).
+  for (const Packing& packing : packings()) {
+    const std::string camera = packing.name;
+    if (camera.find("Bayer") != std::string::npos) continue;
     SCOPED_TRACE(camera);
-    polar::RawFormat format = demosaic::rawFormatOf(samples);
+    polar::RawFormat format = packing.samples;
+    const std::string& samples = demosaic::rawFormatName(format);
     std::string source = cameraSource("cam", "PPPACKED", ", mosaic: polar_mono");
     source.replace(source.find("Mono8"), 5, camera);
-    auto planes = demosaicedFrames(source, std::string("mosaic: polar_mono, pixel_format: ") + samples, {"s0", "dolp"},
-                                   "packed", 4);
+    auto planes = demosaicedFrames(source, "mosaic: polar_mono, pixel_format: " + samples, {"s0", "dolp"}, "packed", 4);
     ASSERT_EQ(planes.size(), 4u);
     demosaic::Settings settings;
     settings.format = format;
