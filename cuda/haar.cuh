@@ -21,7 +21,7 @@ constexpr int kMaxLevels = 64;
 // Tiles of a launch over every level, the levels' tiles one after another (only those that
 // exist): the resize takes kPixelTileX x kPixelTileY pixels a block, the cascade kWindowTileX x
 // kWindowTileY window positions.
-constexpr int kPixelTileX = 32, kPixelTileY = 8;
+constexpr int kPixelTileX = 32, kPixelTileY = 32;
 constexpr int kWindowTileX = 32, kWindowTileY = 16;
 constexpr int kMaxStep = 2;  // window step: 2 below scale 2, 1 above
 

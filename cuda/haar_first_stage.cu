@@ -41,7 +41,8 @@ __global__ void __launch_bounds__(kThreads, 4) firstStage(CascadeArgs c, Pyramid
     float norm = 0.f;
     if (nf > 0.) {
       norm = static_cast<float>(__ddiv_rn(1., __dsqrt_rn(nf)));
-      if (__dmul_rn(area, static_cast<double>(norm)) < 1e-1) code = stagePasses<1>(c, 0, at, norm, 0) ? 1 : 0;
+      if (__dmul_rn(area, static_cast<double>(norm)) < 1e-1)
+        code = stageSum(c, 0, at, norm, 0, 1) >= __ldg(&c.stages[0].threshold) ? 1 : 0;
     }
     codes[w.index] = code;
     norms[w.index] = norm;

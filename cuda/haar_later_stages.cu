@@ -1,6 +1,6 @@
 // The cascade's later stages, tile by tile: the windows of a tile that passed the first stage are
-// listed in shared memory, the tile's integral is built again there, and groups of stages run on
-// the list, each group on the survivors of the one before.
+// listed in shared memory, the tile's integral is built again there, and each stage runs on the
+// list the stage before left, the block's threads spread over its windows and their stumps.
 #include "cuda/cuda_check.hpp"
 #include "cuda/haar_tile.cuh"
 #include "cuda/shared_memory.cuh"
@@ -9,27 +9,22 @@ namespace pp::faces {
 
 namespace {
 
-constexpr int kThreads = 256, kWarps = kThreads / 32, kWindows = kWindowTileX * kWindowTileY;
-// Stage groups after the first, each on the survivors of the one before. The first
-// kGroupsByThread (short stages that most windows reach) take a thread a window and a stage each,
-// so that no lane waits for its neighbours' later stages; the later ones a warp a window, so a
-// stage of 200 stumps takes 7 rounds instead of 200 while few windows are left.
-__device__ constexpr int groupEnd(int group) {
-  return group < 5 ? group + 2 : group == 5 ? 10 : group == 6 ? 16 : 1 << 30;
-}
-constexpr int kGroupsByThread = 5;
+constexpr int kThreads = 256, kWindows = kWindowTileX * kWindowTileY;
 
+// A stage's time is its stumps one after another, so each stage gives a window as many lanes as
+// the block has for the windows still in the list: a thread a window while there are hundreds, up
+// to a warp a window (its lanes taking every 32nd stump) once a handful is left. Windows that pass
+// go to the other list; three counts in turn, so that one barrier a stage separates a list's
+// writers from its readers and the count reset for the stage after.
 __global__ void __launch_bounds__(kThreads, 4)
     laterStages(CascadeArgs c, PyramidArgs a, const int8_t* codes, const float* norms, Candidate* out, int* outCount,
                 int capacity) {
-  // Dynamic shared memory: the integral, then two lists of window positions with their norms.
   extern __shared__ uint32_t integral[];
-  __shared__ int listCount[2];
+  __shared__ float listNorm[2][kWindows];  // two lists of window positions with their norms
+  __shared__ uint16_t list[2][kWindows];
+  __shared__ int listCount[3];
   const Tile t = tileOf(a, c);
-  float(*listNorm)[kWindows] =
-      reinterpret_cast<float(*)[kWindows]>(integral + tilePitch(c.windowWidth) * tileRows(c.windowHeight));
-  uint16_t(*list)[kWindows] = reinterpret_cast<uint16_t(*)[kWindows]>(listNorm + 2);
-  if (threadIdx.x == 0) listCount[0] = 0;
+  if (threadIdx.x < 3) listCount[threadIdx.x] = 0;
   __syncthreads();
   for (int p = threadIdx.x; p < kWindows; p += kThreads) {
     TileWindow w = tileWindow(t, p);
@@ -41,36 +36,38 @@ __global__ void __launch_bounds__(kThreads, 4)
   __syncthreads();
   if (listCount[0] == 0) return;  // the whole block
   buildIntegral<false>(integral, t);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  int cur = 0;
-  for (int group = 0, from = 1; from < c.stageCount; from = groupEnd(group++)) {
-    const int to = min(groupEnd(group), c.stageCount), n = listCount[cur];
-    if (threadIdx.x == 0) listCount[1 - cur] = 0;
-    __syncthreads();
-    const bool byThread = group < kGroupsByThread;
-    for (int i = byThread ? threadIdx.x : warp; i < n; i += byThread ? kThreads : kWarps) {
-      int p = list[cur][i];
-      TileWindow w = tileWindow(t, p);
-      const uint32_t* at = integral + w.y * t.pitch + w.x;
-      float norm = listNorm[cur][i];
-      bool passed = true;
-      for (int s = from; s < to && passed; ++s)
-        passed = byThread ? stagePasses<1>(c, s, at, norm, 0) : stagePasses<32>(c, s, at, norm, lane);
-      if (passed && (byThread || lane == 0)) {
-        int slot = atomicAdd(&listCount[1 - cur], 1);
-        list[1 - cur][slot] = static_cast<uint16_t>(p), listNorm[1 - cur][slot] = norm;
+  int s = 1;
+  for (; s < c.stageCount; ++s) {
+    const int from = (s - 1) % 2, to = s % 2, n = listCount[(s - 1) % 3];
+    if (threadIdx.x == 0) listCount[(s + 1) % 3] = 0;  // stage s + 1's list; its last reader was stage s - 2
+    int shift = 0;                                     // 2^shift lanes a window
+    while (shift < 5 && n << (shift + 1) <= kThreads) ++shift;
+    const int lanes = 1 << shift, lane = threadIdx.x & (lanes - 1), perRound = kThreads >> shift;
+    const long long threshold = __ldg(&c.stages[s].threshold);
+    // Rounds the same for every thread, so that whole warps reach the shuffles.
+    for (int base = 0; base < n; base += perRound) {
+      const int i = base + (static_cast<int>(threadIdx.x) >> shift);
+      long long total = 0;
+      if (i < n) {
+        TileWindow w = tileWindow(t, list[from][i]);
+        total = stageSum(c, s, integral + w.y * t.pitch + w.x, listNorm[from][i], lane, lanes);
+      }
+      for (int offset = lanes / 2; offset > 0; offset /= 2) total += __shfl_xor_sync(0xFFFFFFFFu, total, offset);
+      if (i < n && lane == 0 && total >= threshold) {
+        int slot = atomicAdd(&listCount[s % 3], 1);
+        list[to][slot] = list[from][i], listNorm[to][slot] = listNorm[from][i];
       }
     }
     __syncthreads();
-    cur = 1 - cur;
-    if (listCount[cur] == 0) return;  // the whole block
+    if (listCount[s % 3] == 0) return;  // the whole block
   }
-  for (int i = threadIdx.x; i < listCount[cur]; i += kThreads) {
-    int p = list[cur][i];
+  const int last = (s - 1) % 2, n = listCount[(s - 1) % 3];
+  for (int i = threadIdx.x; i < n; i += kThreads) {
+    int p = list[last][i];
     int slot = atomicAdd(outCount, 1);
     if (slot < capacity)
       out[slot] = {static_cast<uint16_t>(t.level), static_cast<uint16_t>((t.col0 + p % kWindowTileX) * t.step),
-                   static_cast<uint16_t>((t.row0 + p / kWindowTileX) * t.step), listNorm[cur][i]};
+                   static_cast<uint16_t>((t.row0 + p / kWindowTileX) * t.step), listNorm[last][i]};
   }
 }
 
@@ -79,8 +76,7 @@ __global__ void __launch_bounds__(kThreads, 4)
 void launchLaterStages(const CascadeArgs& c, const PyramidArgs& a, const int8_t* codes, const float* norms,
                        Candidate* out, int* outCount, int capacity, cudaStream_t stream) {
   if (a.windowTiles == 0) return;
-  size_t shared = sizeof(uint32_t) * tilePitch(c.windowWidth) * tileRows(c.windowHeight) +
-                  (sizeof(float) + sizeof(uint16_t)) * 2 * kWindows;
+  size_t shared = sizeof(uint32_t) * tilePitch(c.windowWidth) * tileRows(c.windowHeight);
   allowSharedMemory(laterStages, shared, "face_detect's later stages");
   laterStages<<<a.windowTiles, kThreads, shared, stream>>>(c, a, codes, norms, out, outCount, capacity);
   PP_CUDA_CHECK_LAUNCH();

@@ -63,29 +63,55 @@ __device__ __forceinline__ TileWindow tileWindow(const Tile& t, int p) {
           (p % kWindowTileX) * t.step, (p / kWindowTileX) * t.step};
 }
 
+// A running sum along `n` values `stride` apart, kBatch at a time: a batch's loads do not wait on
+// each other, so only its adds are in sequence (a value at a time would wait a load each).
+__device__ __forceinline__ void runningSum(uint32_t* v, int n, int stride) {
+  constexpr int kBatch = 8;
+  uint32_t s = 0;
+  int i = 0;
+  for (; i + kBatch <= n; i += kBatch) {
+    uint32_t batch[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) batch[k] = v[(i + k) * stride];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) v[(i + k) * stride] = s += batch[k];
+  }
+  for (; i < n; ++i) v[i * stride] = s += v[i * stride];
+}
+
+// Rows r0, r0 + step, ... (kRows of them) of the tile's pixels (kSquares: squared) into rows
+// r0 + 1, ... of `integral`, a lane a column: the rows' loads issued together so that they overlap.
+template <int kRows, bool kSquares>
+__device__ __forceinline__ void copyRows(uint32_t* integral, const Tile& t, int r0, int step, int lane) {
+  const uint8_t* source = t.pixels + static_cast<size_t>(t.y0 + r0) * t.levelWidth + t.x0;
+  uint32_t* tile = integral + (r0 + 1) * t.pitch + 1;
+  const int sourceStep = step * t.levelWidth, tileStep = step * t.pitch;
+  for (int x = lane; x < t.width; x += 32) {
+    uint32_t v[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) v[k] = source[k * sourceStep + x];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) tile[k * tileStep + x] = kSquares ? v[k] * v[k] : v[k];
+  }
+}
+
 // The integral (kSquares: of the squared pixels) of the tile's pixels into `integral`, row 0 and
-// column 0 zero: the pixels copied in (a warp a row, so the reads coalesce), then a thread sums
-// each row and a thread each column. Unsigned, so the squares wrap as OpenCV's 32-bit squared
-// integral does; a tile's sums stay far below 2^32 anyway.
+// column 0 zero: the pixels copied in, a warp a row so the reads coalesce, then a thread sums each
+// row and a thread each column. Unsigned, so the squares wrap as OpenCV's 32-bit squared integral
+// does; a tile's sums stay far below 2^32 anyway.
 template <bool kSquares> __device__ __forceinline__ void buildIntegral(uint32_t* integral, const Tile& t) {
+  constexpr int kRows = 6;  // a warp's rows loaded at once: 48 of a tile's 55 with eight warps
   const int lane = threadIdx.x % 32, warps = blockDim.x / 32;
-  for (int r = static_cast<int>(threadIdx.x) / 32; r <= t.height; r += warps) {
-    for (int x = lane; x <= t.width; x += 32) {
-      uint32_t v = r > 0 && x > 0 ? t.pixels[static_cast<size_t>(t.y0 + r - 1) * t.levelWidth + t.x0 + x - 1] : 0u;
-      integral[r * t.pitch + x] = kSquares ? v * v : v;
-    }
-  }
+  for (int x = threadIdx.x; x <= t.width; x += blockDim.x) integral[x] = 0;
+  for (int r = 1 + threadIdx.x; r <= t.height; r += blockDim.x) integral[r * t.pitch] = 0;
+  int r0 = threadIdx.x / 32;
+  for (; r0 + (kRows - 1) * warps < t.height; r0 += kRows * warps)
+    copyRows<kRows, kSquares>(integral, t, r0, warps, lane);
+  for (; r0 < t.height; r0 += warps) copyRows<1, kSquares>(integral, t, r0, warps, lane);
   __syncthreads();
-  for (int r = 1 + threadIdx.x; r <= t.height; r += blockDim.x) {
-    uint32_t* row = integral + r * t.pitch;
-    uint32_t s = 0;
-    for (int x = 1; x <= t.width; ++x) s = row[x] += s;
-  }
+  for (int r = 1 + threadIdx.x; r <= t.height; r += blockDim.x) runningSum(integral + r * t.pitch + 1, t.width, 1);
   __syncthreads();
-  for (int x = 1 + threadIdx.x; x <= t.width; x += blockDim.x) {
-    uint32_t s = 0;
-    for (int r = 1; r <= t.height; ++r) s = integral[r * t.pitch + x] += s;
-  }
+  for (int x = 1 + threadIdx.x; x <= t.width; x += blockDim.x) runningSum(integral + t.pitch + x, t.height, t.pitch);
   __syncthreads();
 }
 
@@ -112,17 +138,16 @@ __device__ __forceinline__ long long stumpVote(const GpuStump& s, const uint32_t
   return value < weights.w ? leaves.x : leaves.y;
 }
 
-// Stage s on one window by kThreads threads: lane takes stumps lane, lane + kThreads, ... and the
-// warp adds their sums (kThreads 32); integer sums, so the order does not change them.
-template <int kThreads>
-__device__ __forceinline__ bool stagePasses(const CascadeArgs& c, int s, const uint32_t* at, float norm, int lane) {
+// The stumps of stage s that one of `lanes` threads takes on a window (lane, lane + lanes, ...),
+// summed; integer sums, so the order in which the lanes' sums are added does not change them.
+__device__ __forceinline__ long long stageSum(const CascadeArgs& c, int s, const uint32_t* at, float norm, int lane,
+                                              int lanes) {
   const int2 range = __ldg(reinterpret_cast<const int2*>(&c.stages[s].first));
   long long total = 0;
+  const GpuStump* stump = c.stumps + range.x + lane;
 #pragma unroll 1
-  for (int k = lane; k < range.y; k += kThreads) total += stumpVote(c.stumps[range.x + k], at, norm);
-  if (kThreads == 32)
-    for (int offset = 16; offset > 0; offset /= 2) total += __shfl_xor_sync(0xFFFFFFFFu, total, offset);
-  return total >= __ldg(&c.stages[s].threshold);
+  for (int k = lane; k < range.y; k += lanes, stump += lanes) total += stumpVote(*stump, at, norm);
+  return total;
 }
 
 }  // namespace pp::faces
