@@ -3,12 +3,12 @@
 // takes a tile, loads the pixels its windows cover and builds their integral image in shared
 // memory, so every rectangle sum a window needs is read on chip: the first stage and the variance
 // normalisation on every window, OpenCV's skip rule along each row, then the later stages on the
-// tile's windows that passed, a thread per window for the short early stages and a warp per window
-// (its lanes sharing a stage's stumps) for the long late ones. Integrals of a tile's own pixels
-// give the same rectangle sums as the whole level's (the offsets cancel in the four-corner
-// difference), so nothing is summed twice over the picture or stored in global memory. Stage and
-// feature data stay in global memory behind the read-only cache, read by every lane of a warp at
-// once (2913 stumps with their rects are 175 KB: more than constant memory holds).
+// tile's windows that passed, stage by stage, each window given as many lanes (sharing the
+// stage's stumps) as the block has for the windows left: a thread a window early, up to a warp
+// late. Integrals of a tile's own pixels give the same rectangle sums as the whole level's (the
+// offsets cancel in the four-corner difference), so nothing is summed twice over the picture or
+// stored in global memory. Stage and feature data stay in global memory behind the read-only
+// cache (2913 stumps with their rects are 233 KB: more than constant memory holds).
 #pragma once
 #include <cuda_runtime_api.h>
 
