@@ -373,9 +373,10 @@ Registry& registry() {
   return r;
 }
 
-std::string cameraSource(const std::string& name, const std::string& camera, const std::string& extra = "") {
-  return "  - {name: " + name + ", type: aravis, params: {camera: '" + camera +
-         "', pixel_format: Mono8, region: [0, 0, " + std::to_string(kWidth) + ", " + std::to_string(kHeight) +
+std::string cameraSource(const std::string& name, const std::string& camera, const std::string& extra = "",
+                         const std::string& pixelFormat = "Mono8") {
+  return "  - {name: " + name + ", type: aravis, params: {camera: '" + camera + "', pixel_format: " + pixelFormat +
+         ", region: [0, 0, " + std::to_string(kWidth) + ", " + std::to_string(kHeight) +
          "], frame_rate: 100, packet_timeout_ms: 5, frame_retention_ms: 60, socket_buffer_kb: 4096" + extra + "}}\n";
 }
 
@@ -557,9 +558,8 @@ TEST(Aravis, AMissingCameraOrARejectedSettingIsAClearError) {
     EXPECT_NE(d.text().find(c.expected), std::string::npos) << d.text();
   }
   Diagnostics d("test.yaml");
-  std::string yaml =
-      "sources:\n" + cameraSource("cam", "PPTEST5") + "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n";
-  yaml.replace(yaml.find("Mono8"), 5, "Mono12p");
+  std::string yaml = "sources:\n" + cameraSource("cam", "PPTEST5", "", "Mono12p") +
+                     "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}}\n";
   EXPECT_FALSE(buildGraph(registry(), yaml, d));
   EXPECT_NE(d.text().find("PixelFormat 'Mono12p' rejected"), std::string::npos) << d.text();
   EXPECT_NE(d.text().find("Aravis-Fake-PPTEST5"), std::string::npos) << "the error names the camera: " << d.text();
@@ -794,8 +794,7 @@ TEST(Aravis, PackedFramesAreDemosaicedAsTheyCome) {
     SCOPED_TRACE(camera);
     polar::RawFormat format = packing.samples;
     const std::string& samples = demosaic::rawFormatName(format);
-    std::string source = cameraSource("cam", "PPPACKED", ", mosaic: polar_mono");
-    source.replace(source.find("Mono8"), 5, camera);
+    std::string source = cameraSource("cam", "PPPACKED", ", mosaic: polar_mono", camera);
     auto planes = demosaicedFrames(source, "mosaic: polar_mono, pixel_format: " + samples, {"s0", "dolp"}, "packed", 4);
     ASSERT_EQ(planes.size(), 4u);
     demosaic::Settings settings;
@@ -817,8 +816,7 @@ TEST(Aravis, PackedFramesAreDemosaicedAsTheyCome) {
     }
     EXPECT_EQ(planes[0].at("s0").format(), (Format{Depth::u16, 1})) << "10 and 12-bit input keeps its precision";
   }
-  std::string source = cameraSource("cam", "PPPACKED", ", mosaic: polar_mono");
-  source.replace(source.find("Mono8"), 5, "Mono12Packed");
+  std::string source = cameraSource("cam", "PPPACKED", ", mosaic: polar_mono", "Mono12Packed");
   expectDemosaicNeeds(source, "mosaic: polar_mono, pixel_format: mono12p",
                       "mosaic: polar_mono, pixel_format: mono12packed",
                       "the frame's samples are mono12packed (from the camera's pixel format), but this stage reads "
@@ -834,8 +832,7 @@ TEST(Aravis, ColourFormatsTakeTheirBayerPhaseFromTheName) {
   FakeCamera fake("127.0.0.1", "PPCOLOUR", 0, polarizationCameraXml(dir));
   for (auto [camera, phase] : {std::pair{"BayerRG12p", "rggb"}, {"PolarizedBayerBG12p", "bggr"}}) {
     SCOPED_TRACE(camera);
-    std::string source = cameraSource("cam", "PPCOLOUR", ", mosaic: polar_rggb");
-    source.replace(source.find("Mono8"), 5, camera);
+    std::string source = cameraSource("cam", "PPCOLOUR", ", mosaic: polar_rggb", camera);
     auto planes = demosaicedFrames(
         source, std::string("mosaic: polar_rggb, bayer: ") + phase + ", pixel_format: mono12p", {"s0"}, "colour", 3);
     ASSERT_EQ(planes.size(), 3u);
@@ -851,8 +848,7 @@ TEST(Aravis, ColourFormatsTakeTheirBayerPhaseFromTheName) {
       EXPECT_TRUE(test::samePixels(expected.at("s0"), frame.at("s0")));
     }
   }
-  std::string source = cameraSource("cam", "PPCOLOUR", ", mosaic: polar_rggb");
-  source.replace(source.find("Mono8"), 5, "PolarizedBayerBG12p");
+  std::string source = cameraSource("cam", "PPCOLOUR", ", mosaic: polar_rggb", "PolarizedBayerBG12p");
   expectDemosaicNeeds(source, "mosaic: polar_rggb, pixel_format: mono12p",
                       "mosaic: polar_rggb, bayer: bggr, pixel_format: mono12p",
                       "the camera's 2x2 blocks are bggr (from its pixel format), but this stage reads them as rggb "
@@ -982,8 +978,7 @@ TEST(Aravis, ChunkDataGivesEachFrameItsOwnMetadata) {
 // the frames go through.
 TEST(Aravis, TheBayerPhaseComesFromThePixelFormat) {
   FakeCamera fake("127.0.0.1", "PPBAYER");
-  std::string source = cameraSource("cam", "PPBAYER", ", mosaic: polar_rggb");
-  source.replace(source.find("Mono8"), 5, "BayerBG8");
+  std::string source = cameraSource("cam", "PPBAYER", ", mosaic: polar_rggb", "BayerBG8");
   expectDemosaicNeeds(
       source, "mosaic: polar_rggb", "mosaic: polar_rggb, bayer: bggr",
       "the camera's 2x2 blocks are bggr (from its pixel format), but this stage reads them as rggb (set bayer: bggr)");
