@@ -37,8 +37,27 @@ constexpr bool costsInVolume(int disparities) { return disparities == 256; }
 void launchMatchingCost(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
 
 // Every path direction (4 or 8) over every line of the image, added into the volume's sums, which
-// must be zero.
-void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
+// must be zero; with `rowsOnly`, the two along the rows alone (the sweeps take the rest).
+void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream, bool rowsOnly = false);
+
+// The six directions from above and below of 8 paths in two sweeps of column bands (see
+// cuda/sgm_sweep.cu), where the device holds every band at once: how many bands, and what they
+// need beside SgmBuffers. bands == 0 where the sweeps do not apply (4 paths, 256 disparities, a
+// device without cooperative launch or too small for the bands).
+struct SweepPlan {
+  int bands = 0, bandWidth = 0, slots = 0;
+  size_t sharedBytes = 0, handoffBytes = 0;
+  int flags = 0;  // unsigned words
+};
+SweepPlan planSweeps(const SgmParams& p, int width, int height);
+struct SweepBuffers {
+  uint8_t* handoff = nullptr;  // handoffBytes
+  unsigned* flags = nullptr;   // `flags` words, zero before the first frame
+  unsigned epoch = 1;          // 1..65535, a new one each frame
+};
+// Adds the six directions to the volume's sums.
+void launchSweeps(const SgmParams& p, const SgmBuffers& b, const SweepPlan& s, const SweepBuffers& w,
+                  cudaStream_t stream);
 
 // Winner takes all over the sums, sub-pixel, uniqueness, the right image's disparities, the
 // left-right check and the fill: writes disparity x 16 (or kInvalidDisparity) and, when

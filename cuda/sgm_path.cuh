@@ -25,4 +25,27 @@ template <class T> __device__ __forceinline__ T warpMin(T v) {
 #endif
 }
 
+// The minimum over an aligned group of kLanes lanes (a walker's, or a column's in the sweeps). With
+// kReduxHalves (16 lanes, sm_80 on) it is two whole-warp reductions, each over one half of the warp
+// with the other half's values out of the way, rather than four shuffles: fewer registers at 256
+// disparities (the aggregation's kWholeFront).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+constexpr bool kRedux = true;
+#else
+constexpr bool kRedux = false;
+#endif
+template <int kLanes, bool kReduxHalves> __device__ __forceinline__ int walkerMin(int v) {
+  if constexpr (kLanes == 32) {
+    return warpMin(v);
+  } else if constexpr (kLanes == 16 && kReduxHalves && kRedux) {
+    const bool upper = threadIdx.x & 16;
+    const int low = warpMin(upper ? 0x7FFFFFFF : v), high = warpMin(upper ? v : 0x7FFFFFFF);
+    return upper ? high : low;
+  } else {
+#pragma unroll
+    for (int offset = kLanes / 2; offset > 0; offset /= 2) v = min(v, __shfl_xor_sync(kFullWarp, v, offset));
+    return v;
+  }
+}
+
 }  // namespace pp::stereo

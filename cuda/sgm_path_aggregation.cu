@@ -70,28 +70,6 @@ template <int D, int kLaneDisparities> struct Walkers {
   static constexpr int kPerWarp = 32 / kLanes;
 };
 
-// The minimum over a walker's lanes. With kReduxHalves (a walker of 16 lanes, sm_80 on) it is two
-// whole-warp reductions, each over one half of the warp with the other half's values out of the
-// way, rather than four shuffles: fewer registers at 256 disparities (kWholeFront, see launch).
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-constexpr bool kRedux = true;
-#else
-constexpr bool kRedux = false;
-#endif
-template <int kLanes, bool kReduxHalves> __device__ __forceinline__ int walkerMin(int v) {
-  if constexpr (kLanes == 32) {
-    return warpMin(v);
-  } else if constexpr (kLanes == 16 && kReduxHalves && kRedux) {
-    const bool upper = threadIdx.x & 16;
-    const int low = warpMin(upper ? 0x7FFFFFFF : v), high = warpMin(upper ? v : 0x7FFFFFFF);
-    return upper ? high : low;
-  } else {
-#pragma unroll
-    for (int offset = kLanes / 2; offset > 0; offset /= 2) v = min(v, __shfl_xor_sync(kFullWarp, v, offset));
-    return v;
-  }
-}
-
 // Walkers of a direction and where each enters the image. A row walker takes a row; a column or
 // diagonal walker takes a column and walks every row, a diagonal one wrapping to the other side
 // (where a new line starts), so that all walkers of the directions from the top (or bottom) are on
@@ -425,16 +403,18 @@ template <class Kernel> int residentWarps(Kernel kernel) {
   return residentBlocks(kernel, kWarpsPerBlock * 32) * kWarpsPerBlock;
 }
 
-template <int D, int kLaneDisparities> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
+template <int D, int kLaneDisparities> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream,
+                                                   bool rowsOnly) {
   using W = Walkers<D, kLaneDisparities>;
   constexpr int kWarps = kSharesCodes<D, kLaneDisparities> ? kWarpsPerBlock : 1;  // a block's walkers share a window
   auto directionWarps = [&](int dy) {
     return (lineCount(dy, b.width, b.height) + kWarps * W::kPerWarp - 1) / (kWarps * W::kPerWarp) * kWarps;
   };
   int top = 0, bottom = 0, rows = 0;  // warps of the directions from the top, from the bottom, along the rows
+  auto taken = [&](int dy) { return !rowsOnly || dy == 0; };
   for (int i = 0; i < p.paths; ++i) {
     const int dy = kPathDirections[i][1];
-    (dy > 0 ? top : dy < 0 ? bottom : rows) += directionWarps(dy);
+    if (taken(dy)) (dy > 0 ? top : dy < 0 ? bottom : rows) += directionWarps(dy);
   }
 
   // At 256 disparities with 8 paths the kernel leaves too few warps resident for a full-size front
@@ -458,31 +438,31 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
   Directions dirs{0, {}, {}, {0}};
   for (int dy : {rowsFirst ? 0 : 1, rowsFirst ? 1 : -1, rowsFirst ? -1 : 0})
     for (int i = 0; i < p.paths; ++i) {
-      if (kPathDirections[i][1] != dy) continue;
+      if (kPathDirections[i][1] != dy || !taken(dy)) continue;
       int k = dirs.count++;
       dirs.dx[k] = kPathDirections[i][0], dirs.dy[k] = dy;
       dirs.firstWarp[k + 1] = dirs.firstWarp[k] + directionWarps(dy);
     }
-  const int blocks = (dirs.firstWarp[p.paths] + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  const int blocks = (dirs.firstWarp[dirs.count] + kWarpsPerBlock - 1) / kWarpsPerBlock;
   launchDependent(kernel, blocks, kWarpsPerBlock * 32, 0, stream, p, b, dirs);
 }
 
 // Sixteen disparities a lane take the fewest instructions a disparity. With 4 paths there are too
 // few walkers for that to keep the device busy; eight a lane do better there.
-template <int D> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
+template <int D> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream, bool rowsOnly) {
   if (p.paths == 8)
-    launch<D, 16>(p, b, stream);
+    launch<D, 16>(p, b, stream, rowsOnly);
   else
-    launch<D, 8>(p, b, stream);
+    launch<D, 8>(p, b, stream, rowsOnly);
 }
 
 }  // namespace
 
-void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
+void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream, bool rowsOnly) {
   switch (p.disparities) {
-    case 64: return launch<64>(p, b, stream);
-    case 128: return launch<128>(p, b, stream);
-    case 256: return launch<256>(p, b, stream);
+    case 64: return launch<64>(p, b, stream, rowsOnly);
+    case 128: return launch<128>(p, b, stream, rowsOnly);
+    case 256: return launch<256>(p, b, stream, rowsOnly);
     default:
       throw std::invalid_argument("SGM: disparities must be 64, 128 or 256, not " + std::to_string(p.disparities));
   }

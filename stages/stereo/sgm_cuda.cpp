@@ -13,6 +13,10 @@ namespace pp::stereo {
 struct SgmCuda::Buffers {
   DeviceBuffer<uint32_t> censusLeft, censusRight;
   DeviceBuffer<uint16_t> volume;
+  SweepPlan sweeps;  // bands == 0: every direction by the aggregation's walkers
+  DeviceBuffer<uint8_t> handoff;
+  DeviceBuffer<unsigned> flags;
+  unsigned frames = 0;
   bool volumeZero = false;  // the winner-takes-all leaves it so unless costsInVolume; a frame cut short does not
   Image raw;                // before the median
 };
@@ -25,12 +29,19 @@ SgmCuda::SgmCuda(const SgmParams& p, int width, int height)
   buffers_->censusRight = DeviceBuffer<uint32_t>(pixels);
   buffers_->volume = DeviceBuffer<uint16_t>(pixels * p.disparities);
   if (p.median) buffers_->raw = Image({Depth::u16, 1}, width, height, MemoryKind::device);
+  buffers_->sweeps = planSweeps(p, width, height);
+  if (buffers_->sweeps.bands > 0) {
+    buffers_->handoff = DeviceBuffer<uint8_t>(buffers_->sweeps.handoffBytes);
+    buffers_->flags = DeviceBuffer<unsigned>(buffers_->sweeps.flags);
+    PP_CUDA_CHECK(cudaMemset(buffers_->flags.get(), 0, buffers_->flags.bytes()));
+  }
 }
 
 SgmCuda::~SgmCuda() = default;
 
 size_t SgmCuda::deviceBytes() const {
   return buffers_->censusLeft.bytes() + buffers_->censusRight.bytes() + buffers_->volume.bytes() +
+         buffers_->handoff.bytes() + buffers_->flags.bytes() +
          (buffers_->raw.empty() ? 0 : buffers_->raw.bytes());
 }
 
@@ -51,7 +62,12 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
                left.view<uint8_t>(),
                buffers_->volume.get()};
   if (costsInVolume(p_.disparities)) launchMatchingCost(p_, b, stream);
-  launchPathAggregation(p_, b, stream);
+  const SweepPlan& sweeps = buffers_->sweeps;
+  launchPathAggregation(p_, b, stream, sweeps.bands > 0);
+  if (sweeps.bands > 0) {
+    const unsigned epoch = 1 + buffers_->frames++ % 65535;
+    launchSweeps(p_, b, sweeps, SweepBuffers{buffers_->handoff.get(), buffers_->flags.get(), epoch}, stream);
+  }
   Image& raw = p_.median ? buffers_->raw : disparity;
   ImageView<uint8_t> conf = confidence ? confidence->view<uint8_t>() : ImageView<uint8_t>{};
   launchWinnerTakesAll(p_, b, raw.view<uint16_t>(), conf, stream);

@@ -1,0 +1,256 @@
+// The six directions from above and from below (8 paths) in two sweeps, one down the image and
+// one up, each carrying its three directions (straight, from the left, from the right) together,
+// so that a pixel's three path costs are summed on chip and reach the volume as one reduction
+// instead of three. A block takes a band of columns and walks every row of it, one barrier a row:
+// each column's path costs of the row before wait in shared memory (bytes: a path cost is at most
+// 255), where the next row's columns, and their neighbours for the diagonals, read them. A band's
+// diagonals need the columns beside it: the block also walks kGhost columns on each side, whose
+// diagonal costs grow wrong one column a row from the outside in (they lack their own neighbours),
+// so that after kGhost rows the band's own columns are still exact; then each band hands its
+// neighbours its edge columns' costs through global memory and takes theirs, and the ghosts start
+// again from them. Bands wait only for their two neighbours, every kGhost rows; every band of a
+// launch must be resident at once, so it is a cooperative launch.
+#include <algorithm>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/device.hpp"
+#include "cuda/sgm_path.cuh"
+#include "cuda/shared_memory.cuh"
+
+namespace pp::stereo {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kGhost = 8;  // ghost columns each side, and rows between handoffs
+constexpr int kLaneD = 16, kRun = 4, kRuns = kLaneD / kRun;
+constexpr int kDirections = 3;  // dx = 0, +1 (from the left), -1 (from the right)
+__host__ __device__ constexpr int dxOf(int direction) { return direction == 0 ? 0 : direction == 1 ? 1 : -1; }
+
+template <int D> struct Lanes {
+  static constexpr int kLanes = D / kLaneD;          // a column's lanes
+  static constexpr int kWorkers = kThreads / kLanes;  // columns a block walks at once
+  static constexpr int kRunStride = D / kRuns;
+};
+
+// A handoff entry: one column's path costs of one direction (D bytes), then its minimum.
+template <int D> constexpr int kEntryBytes = D + 16;
+
+// The flag a band sets when its edge columns of rows up to handoff k are out, for frame `epoch`.
+// (epoch: 1..65535, so that a flag left from the frame before never matches.)
+__host__ __device__ constexpr unsigned flagOf(unsigned epoch, int k) { return epoch << 16 | static_cast<unsigned>(k + 1); }
+
+__device__ __forceinline__ unsigned loadAcquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void storeRelease(unsigned* p, unsigned v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+struct SweepArgs {
+  int bands, bandWidth, slots;  // slots: bandWidth + 2 kGhost columns
+  uint8_t* handoff;             // [sweep][band][handoff parity][edge][kGhost] entries
+  unsigned* flags;              // [sweep][band]
+  unsigned epoch;
+};
+
+template <int D>
+__global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, SweepArgs a) {
+  using L = Lanes<D>;
+  extern __shared__ uint32_t shared[];
+  uint8_t* costs = reinterpret_cast<uint8_t*>(shared);  // [direction][buffer][slot][D]
+  int* minima = reinterpret_cast<int*>(costs + kDirections * 2 * a.slots * D);  // [direction][buffer][slot]
+  const int sweepIndex = blockIdx.x / a.bands, band = blockIdx.x % a.bands, dy = sweepIndex == 0 ? 1 : -1;
+  const int x0 = band * a.bandWidth, first = x0 - kGhost;  // the band's first column, its first slot's
+  const int worker = threadIdx.x / L::kLanes, part = threadIdx.x % L::kLanes;
+  const int lowerLane = (part + L::kLanes - 1) % L::kLanes, upperLane = (part + 1) % L::kLanes;
+  const int width = b.width, height = b.height;
+  auto entry = [&](int whichBand, int parity, int edge, int index) {
+    return a.handoff +
+           ((((static_cast<size_t>(sweepIndex) * a.bands + whichBand) * 2 + parity) * 2 + edge) * kGhost + index) *
+               kEntryBytes<D>;
+  };
+  unsigned* myFlag = a.flags + sweepIndex * a.bands + band;
+
+  for (int i = 0; i < height; ++i) {
+    const int y = dy > 0 ? i : height - 1 - i, now = i & 1, before = now ^ 1;
+    const bool refresh = i > 0 && i % kGhost == 0, publish = (i + 1) % kGhost == 0 && i + 1 < height;
+    const int handoffIn = i / kGhost - 1;  // at a refresh: the handoff the neighbours made a row ago
+    if (refresh) {
+      if (threadIdx.x == 0) {
+        const unsigned want = flagOf(a.epoch, handoffIn);
+        for (int side = -1; side <= 1; side += 2) {
+          const int other = band + side;
+          if (other < 0 || other >= a.bands) continue;
+          const unsigned* flag = a.flags + sweepIndex * a.bands + other;
+          unsigned seen;
+          while (((seen = loadAcquire(flag)) >> 16) != a.epoch || seen < want) {
+          }
+        }
+      }
+      __syncthreads();
+    }
+    for (int base = 0; base < a.slots; base += L::kWorkers) {
+      const int slot = base + worker, x = first + slot;
+      const bool active = slot < a.slots && x >= 0 && x < width;
+      const bool own = active && slot >= kGhost && slot < kGhost + a.bandWidth;
+      const int xs = min(max(x, 0), width - 1);  // for loads where the slot is inactive
+      // The matching costs: run q's disparity i at offset q * kRunStride + i from firstD.
+      const int firstD = part * kRun;
+      const int room = xs - p.minDisparity - firstD;
+      const uint32_t* rightRow = b.censusRight + static_cast<size_t>(y) * width;
+      const uint32_t centre = __ldg(b.censusLeft + static_cast<size_t>(y) * width + xs);
+      int cost[kRuns][kRun];
+#pragma unroll
+      for (int q = 0; q < kRuns; ++q)
+#pragma unroll
+        for (int k = 0; k < kRun; ++k) {
+          const int offset = q * L::kRunStride + k;
+          cost[q][k] = room >= offset ? __popc(centre ^ __ldg(rightRow + room - offset)) : kOutsideCost;
+        }
+      int sum[kRuns][kRun] = {};
+      const int intensity = b.left.row(y)[xs];
+#pragma unroll
+      for (int direction = 0; direction < kDirections; ++direction) {
+        const int dx = dxOf(direction), px = xs - dx, predecessor = slot - dx;
+        const bool start = i == 0 || px < 0 || px >= width;
+        // Where the predecessor's costs are: the neighbouring band's handoff at a refresh row, when
+        // it is one of that band's columns, else the block's own row before. None where the slot is
+        // a ghost's outermost (its predecessor is unknown: its costs are never used).
+        const bool fromLeft = refresh && dx > 0 && predecessor < kGhost,
+                   fromRight = refresh && dx < 0 && predecessor >= kGhost + a.bandWidth;
+        const uint8_t* from = nullptr;
+        if (active && !start) {
+          if (fromLeft || fromRight) {
+            const int index = fromLeft ? predecessor : predecessor - kGhost - a.bandWidth;
+            if (index >= 0 && index < kGhost) from = entry(band + (fromLeft ? -1 : 1), handoffIn & 1, fromLeft ? 0 : 1, index);
+          } else if (predecessor >= 0 && predecessor < a.slots) {
+            from = costs + ((direction * 2 + before) * a.slots + predecessor) * D;
+          }
+        }
+        int prev[kRuns][kRun] = {}, minPrev = 0, p2 = 0;
+        if (from) {
+          const bool global = fromLeft || fromRight;  // written by another block: from the L2
+          const uint4 v = global ? __ldcg(reinterpret_cast<const uint4*>(from + part * 16))
+                                 : *reinterpret_cast<const uint4*>(from + part * 16);
+          const uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+          for (int q = 0; q < kRuns; ++q)
+#pragma unroll
+            for (int k = 0; k < kRun; ++k) prev[q][k] = words[q] >> (8 * k) & 0xFF;
+          minPrev = global ? __ldcg(reinterpret_cast<const int*>(from + D))
+                           : minima[(direction * 2 + before) * a.slots + predecessor];
+          p2 = p.p2Adaptive ? adaptiveP2(p, abs(intensity - static_cast<int>(b.left.row(y - dy)[px]))) : p.p2;
+        }
+        // The recursion; at a line's start (or where the slot's predecessor is unknown: a ghost
+        // column, whose costs are never used) the path cost is the matching cost.
+        int fromLower[kRuns], fromUpper[kRuns];
+#pragma unroll
+        for (int q = 0; q < kRuns; ++q) {
+          fromLower[q] = __shfl_sync(kFullWarp, prev[q][kRun - 1], lowerLane, L::kLanes);
+          fromUpper[q] = __shfl_sync(kFullWarp, prev[q][0], upperLane, L::kLanes);
+        }
+        const int jump = minPrev + p2;
+        constexpr int kFar = 0x3FFF;
+        int least = kFar;
+        uint32_t packed[kRuns];
+#pragma unroll
+        for (int q = 0; q < kRuns; ++q) {
+          const int below = part > 0 ? fromLower[q] : q > 0 ? fromLower[q - 1] : kFar;
+          const int above = part < L::kLanes - 1 ? fromUpper[q] : q < kRuns - 1 ? fromUpper[q + 1] : kFar;
+          uint32_t word = 0;
+#pragma unroll
+          for (int k = 0; k < kRun; ++k) {
+            const int lower = k > 0 ? prev[q][k - 1] : below, upper = k < kRun - 1 ? prev[q][k + 1] : above;
+            const int value = from ? cost[q][k] + min(min(prev[q][k], min(lower, upper) + p.p1), jump) - minPrev
+                                   : cost[q][k];
+            least = min(least, value);
+            sum[q][k] += value;
+            word |= static_cast<uint32_t>(value) << (8 * k);
+          }
+          packed[q] = word;
+        }
+        least = walkerMin<L::kLanes, false>(least);
+        if (active) {
+          uint8_t* to = costs + ((direction * 2 + now) * a.slots + slot) * D;
+          *reinterpret_cast<uint4*>(to + part * 16) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
+          if (part == 0) minima[(direction * 2 + now) * a.slots + slot] = least;
+          // The band's edge columns for its neighbours: the rightmost kGhost own columns' costs from
+          // the left, the leftmost kGhost's from the right.
+          if (publish && own && dx != 0) {
+            const int index = dx > 0 ? slot - a.bandWidth : slot - kGhost;
+            if (index >= 0 && index < kGhost) {
+              uint8_t* e = entry(band, (i / kGhost) & 1, dx > 0 ? 0 : 1, index);
+              __stcg(reinterpret_cast<uint4*>(e + part * 16), make_uint4(packed[0], packed[1], packed[2], packed[3]));
+              if (part == 0) __stcg(reinterpret_cast<int*>(e + D), least);
+            }
+          }
+        }
+      }
+      if (own) {
+        uint16_t* at = b.volume + (static_cast<size_t>(y) * width + x) * D + firstD;
+#pragma unroll
+        for (int q = 0; q < kRuns; ++q)
+          atomicAdd(reinterpret_cast<unsigned long long*>(at + q * L::kRunStride),
+                    static_cast<unsigned long long>(sum[q][3]) << 48 | static_cast<unsigned long long>(sum[q][2]) << 32 |
+                        static_cast<unsigned long long>(sum[q][1]) << 16 | static_cast<unsigned long long>(sum[q][0]));
+      }
+    }
+    if (publish) __threadfence();  // the edge columns out before the flag says so
+    __syncthreads();
+    if (publish && threadIdx.x == 0) storeRelease(myFlag, flagOf(a.epoch, i / kGhost));
+  }
+}
+
+// Bands of at least kGhost columns, as many as the device holds two of (one a sweep) per SM, each
+// SM taking one band of each sweep.
+template <int D> SweepPlan plan(const SgmParams& p, int width, int height) {
+  SweepPlan s;
+  if (p.paths != 8 || costsInVolume(D) || height < 2 || !deviceAttribute(cudaDevAttrCooperativeLaunch)) return s;
+  const int sms = deviceAttribute(cudaDevAttrMultiProcessorCount);
+  s.bandWidth = std::max(kGhost, (width + sms - 1) / sms);
+  s.bands = (width + s.bandWidth - 1) / s.bandWidth;
+  s.slots = s.bandWidth + 2 * kGhost;
+  s.sharedBytes = static_cast<size_t>(kDirections) * 2 * s.slots * (D + sizeof(int));
+  int perSm = 0;
+  if (s.sharedBytes > static_cast<size_t>(deviceAttribute(cudaDevAttrMaxSharedMemoryPerBlockOptin))) return SweepPlan{};
+  allowSharedMemory(sweep<D>, s.sharedBytes, "SGM sweeps (one band of columns)");
+  PP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, sweep<D>, kThreads, s.sharedBytes));
+  if (perSm * sms < 2 * s.bands) return SweepPlan{};
+  s.handoffBytes = static_cast<size_t>(2) * s.bands * 2 * 2 * kGhost * kEntryBytes<D>;
+  s.flags = 2 * s.bands;
+  return s;
+}
+
+template <int D> void launch(const SgmParams& p, const SgmBuffers& b, const SweepPlan& s, const SweepBuffers& w,
+                             cudaStream_t stream) {
+  SweepArgs a{s.bands, s.bandWidth, s.slots, w.handoff, w.flags, w.epoch};
+  SgmParams params = p;
+  SgmBuffers buffers = b;
+  void* args[] = {&params, &buffers, &a};
+  PP_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(sweep<D>), dim3(2 * s.bands), dim3(kThreads),
+                                            args, s.sharedBytes, stream));
+}
+
+}  // namespace
+
+SweepPlan planSweeps(const SgmParams& p, int width, int height) {
+  switch (p.disparities) {
+    case 64: return plan<64>(p, width, height);
+    case 128: return plan<128>(p, width, height);
+    default: return SweepPlan{};
+  }
+}
+
+void launchSweeps(const SgmParams& p, const SgmBuffers& b, const SweepPlan& s, const SweepBuffers& w,
+                  cudaStream_t stream) {
+  switch (p.disparities) {
+    case 64: return launch<64>(p, b, s, w, stream);
+    case 128: return launch<128>(p, b, s, w, stream);
+    default: throw std::invalid_argument("SGM sweeps: 64 or 128 disparities, not " + std::to_string(p.disparities));
+  }
+}
+
+}  // namespace pp::stereo
