@@ -42,8 +42,8 @@ void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t
 
 // The six directions from above and below of 8 paths in two sweeps of column bands (see
 // cuda/sgm_sweep.cu), where the device holds every band at once: how many bands, and what they
-// need beside SgmBuffers. bands == 0 where the sweeps do not apply (4 paths, 256 disparities, a
-// device without cooperative launch or too small for the bands).
+// need beside SgmBuffers. bands == 0 where the sweeps do not apply (SgmParams::sweeps off, 4 paths,
+// 256 disparities, a device without cooperative launch or too small to hold the bands at once).
 struct SweepPlan {
   int bands = 0, bandWidth = 0, slots = 0;
   size_t sharedBytes = 0, handoffBytes = 0;

@@ -25,6 +25,25 @@ template <class T> __device__ __forceinline__ T warpMin(T v) {
 #endif
 }
 
+// Whether path costs go two to a register, 16-bit halves: sm_90's DPX instructions take the
+// minimum of two halves, and min(a + b, c), in one instruction each (elsewhere they are emulated,
+// slower than one cost a register).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+constexpr bool kDpx = true;
+#else
+constexpr bool kDpx = false;
+#endif
+// Of each half; a + b must not carry out of a half.
+// (Unused where kCostPairs is false for every instance: CUDA 11 warns of it.)
+[[maybe_unused]] __device__ __forceinline__ uint32_t minPairs(uint32_t a, uint32_t b) { return __vminu2(a, b); }
+__device__ __forceinline__ uint32_t addMinPairs(uint32_t a, uint32_t b, uint32_t c) {
+#if __CUDACC_VER_MAJOR__ >= 12
+  return __viaddmin_u16x2(a, b, c);
+#else
+  return __vminu2(a + b, c);
+#endif
+}
+
 // The minimum over an aligned group of kLanes lanes (a walker's, or a column's in the sweeps). With
 // kReduxHalves (16 lanes, sm_80 on) it is two whole-warp reductions, each over one half of the warp
 // with the other half's values out of the way, rather than four shuffles: fewer registers at 256

@@ -41,26 +41,9 @@ template <int D, int kLaneDisparities> constexpr bool kSharesCodes = !costsInVol
 // more steps than the columns and finish last; it pays with 16 disparities a lane, not with 8.
 template <int D, int kLaneDisparities> constexpr bool kShiftsRowCodes = kSharesCodes<D, kLaneDisparities>;
 
-// Whether a lane keeps its path costs two to a register (see step): sm_90's DPX instructions take
-// the minimum of two 16-bit halves, and min(a + b, c), in one instruction each (elsewhere they are
-// emulated, slower than one cost a register). It pays with 16 disparities a lane; with 8 a lane
-// keeps one a register.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-constexpr bool kDpx = true;
-#else
-constexpr bool kDpx = false;
-#endif
+// Whether a lane keeps its path costs two to a register (see step, and kDpx): with 16 disparities a
+// lane; with 8 a lane keeps one a register.
 template <int D, int kLaneDisparities> constexpr bool kCostPairs = kDpx && (costsInVolume(D) || kLaneDisparities == 16);
-// Of each half; a + b must not carry out of a half.
-// (Unused where kCostPairs is false for every instance: CUDA 11 warns of it.)
-[[maybe_unused]] __device__ __forceinline__ uint32_t minPairs(uint32_t a, uint32_t b) { return __vminu2(a, b); }
-__device__ __forceinline__ uint32_t addMinPairs(uint32_t a, uint32_t b, uint32_t c) {
-#if __CUDACC_VER_MAJOR__ >= 12
-  return __viaddmin_u16x2(a, b, c);
-#else
-  return __vminu2(a + b, c);
-#endif
-}
 
 // A walker: kLanes lanes (an aligned group), each holding kLaneDisparities of the D disparities.
 template <int D, int kLaneDisparities> struct Walkers {

@@ -30,8 +30,15 @@ __host__ __device__ constexpr int dxOf(int direction) { return direction == 0 ? 
 template <int D> struct Lanes {
   static constexpr int kLanes = D / kLaneD;          // a column's lanes
   static constexpr int kWorkers = kThreads / kLanes;  // columns a block walks at once
+  static constexpr int kPerWarp = 32 / kLanes;        // columns a warp walks at once
   static constexpr int kRunStride = D / kRuns;
 };
+
+// A row's census codes in shared memory: the right image's from the match of the band's first
+// slot at the largest disparity on, then the left image's of the slots; each thread loads at most
+// kCodesPerThread of them a row ahead.
+constexpr int kCodesPerThread = 4;
+template <int D> constexpr int windowCodes(int slots) { return slots + D - 1 + slots; }
 
 // A handoff entry: one column's path costs of one direction (D bytes), then its minimum.
 template <int D> constexpr int kEntryBytes = D + 16;
@@ -59,9 +66,12 @@ struct SweepArgs {
 template <int D>
 __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, SweepArgs a) {
   using L = Lanes<D>;
+  static_assert(kGhost % L::kPerWarp == 0, "ghosts of whole warps");
   extern __shared__ uint32_t shared[];
   uint8_t* costs = reinterpret_cast<uint8_t*>(shared);  // [direction][buffer][slot][D]
   int* minima = reinterpret_cast<int*>(costs + kDirections * 2 * a.slots * D);  // [direction][buffer][slot]
+  const int codes = windowCodes<D>(a.slots), leftCodes = a.slots + D - 1;
+  uint32_t* window = reinterpret_cast<uint32_t*>(minima + kDirections * 2 * a.slots);  // [buffer][codes]
   const int sweepIndex = blockIdx.x / a.bands, band = blockIdx.x % a.bands, dy = sweepIndex == 0 ? 1 : -1;
   const int x0 = band * a.bandWidth, first = x0 - kGhost;  // the band's first column, its first slot's
   const int worker = threadIdx.x / L::kLanes, part = threadIdx.x % L::kLanes;
@@ -73,12 +83,38 @@ __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, Swe
                kEntryBytes<D>;
   };
   unsigned* myFlag = a.flags + sweepIndex * a.bands + band;
+  // Row i's codes: staged in registers during row i - 1, stored to window[i & 1] at its end.
+  uint32_t staged[kCodesPerThread];
+  auto fetch = [&](int i) {
+    if (i >= height) return;
+    const size_t row = static_cast<size_t>(dy > 0 ? i : height - 1 - i) * width;
+#pragma unroll
+    for (int k = 0; k < kCodesPerThread; ++k) {
+      const int c = threadIdx.x + k * kThreads;
+      const bool right = c < leftCodes;
+      const int column = min(max(right ? first - p.minDisparity - (D - 1) + c : first + c - leftCodes, 0), width - 1);
+      if (c < codes) staged[k] = __ldg((right ? b.censusRight : b.censusLeft) + row + column);
+    }
+  };
+  auto store = [&](int i) {
+    if (i >= height) return;
+#pragma unroll
+    for (int k = 0; k < kCodesPerThread; ++k) {
+      const int c = threadIdx.x + k * kThreads;
+      if (c < codes) window[(i & 1) * codes + c] = staged[k];
+    }
+  };
+  fetch(0);
+  store(0);
+  __syncthreads();
 
   for (int i = 0; i < height; ++i) {
-    const int y = dy > 0 ? i : height - 1 - i, now = i & 1, before = now ^ 1;
+    const int y = dy > 0 ? i : height - 1 - i, written = i & 1, read = written ^ 1;  // buffers of this row's costs and the row before's
     const bool refresh = i > 0 && i % kGhost == 0, publish = (i + 1) % kGhost == 0 && i + 1 < height;
     const int handoffIn = i / kGhost - 1;  // at a refresh: the handoff the neighbours made a row ago
+    fetch(i + 1);
     if (refresh) {
+#ifndef SGM_SWEEP_NO_WAIT
       if (threadIdx.x == 0) {
         const unsigned want = flagOf(a.epoch, handoffIn);
         for (int side = -1; side <= 1; side += 2) {
@@ -86,39 +122,55 @@ __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, Swe
           if (other < 0 || other >= a.bands) continue;
           const unsigned* flag = a.flags + sweepIndex * a.bands + other;
           unsigned seen;
-          while (((seen = loadAcquire(flag)) >> 16) != a.epoch || seen < want) {
-          }
+          while (((seen = loadAcquire(flag)) >> 16) != a.epoch || seen < want) __nanosleep(64);
         }
       }
+#endif
       __syncthreads();
     }
+    const uint32_t* rowCodes = window + written * codes;
     for (int base = 0; base < a.slots; base += L::kWorkers) {
       const int slot = base + worker, x = first + slot;
+      // What the slot walks, the same for a warp's columns (the band and its ghosts are whole warps):
+      // the left ghosts only the direction from the left, the right ones only that from the right.
+      const int warpSlot = base + worker / L::kPerWarp * L::kPerWarp;
+      if (warpSlot >= a.slots) break;
+      const bool leftGhost = warpSlot < kGhost, rightGhost = warpSlot >= kGhost + a.bandWidth;
       const bool active = slot < a.slots && x >= 0 && x < width;
-      const bool own = active && slot >= kGhost && slot < kGhost + a.bandWidth;
+      const bool own = active && !leftGhost && !rightGhost;
       const int xs = min(max(x, 0), width - 1);  // for loads where the slot is inactive
       // The matching costs: run q's disparity i at offset q * kRunStride + i from firstD.
       const int firstD = part * kRun;
       const int room = xs - p.minDisparity - firstD;
-      const uint32_t* rightRow = b.censusRight + static_cast<size_t>(y) * width;
-      const uint32_t centre = __ldg(b.censusLeft + static_cast<size_t>(y) * width + xs);
+      const uint32_t centre = rowCodes[leftCodes + slot];
+      const uint32_t* right = rowCodes + slot + D - 1 - firstD;  // the match at offset o is right[-o]
       int cost[kRuns][kRun];
 #pragma unroll
       for (int q = 0; q < kRuns; ++q)
 #pragma unroll
         for (int k = 0; k < kRun; ++k) {
           const int offset = q * L::kRunStride + k;
-          cost[q][k] = room >= offset ? __popc(centre ^ __ldg(rightRow + room - offset)) : kOutsideCost;
+          cost[q][k] = room >= offset ? __popc(centre ^ right[-offset]) : kOutsideCost;
         }
-      int sum[kRuns][kRun] = {};
+      // The matching costs and the three directions' sum, laid out as the path costs (pairs of
+      // 16-bit halves where kDpx, else one a register).
+      constexpr int kWords = kDpx ? 2 : kRun;
+      uint32_t matching[kRuns][kWords], sum[kRuns][kWords] = {};
+#pragma unroll
+      for (int q = 0; q < kRuns; ++q)
+#pragma unroll
+        for (int j = 0; j < kWords; ++j)
+          matching[q][j] = kDpx ? __byte_perm(cost[q][2 * j], cost[q][2 * j + 1], 0x5410) : cost[q][j];
       const int intensity = b.left.row(y)[xs];
 #pragma unroll
       for (int direction = 0; direction < kDirections; ++direction) {
         const int dx = dxOf(direction), px = xs - dx, predecessor = slot - dx;
+        if ((leftGhost && dx <= 0) || (rightGhost && dx >= 0)) continue;
         const bool start = i == 0 || px < 0 || px >= width;
         // Where the predecessor's costs are: the neighbouring band's handoff at a refresh row, when
-        // it is one of that band's columns, else the block's own row before. None where the slot is
-        // a ghost's outermost (its predecessor is unknown: its costs are never used).
+        // it is one of that band's columns, else the block's own row before. None at a line's start,
+        // nor where the slot is a ghost's outermost (its predecessor is unknown; its costs are never
+        // used): the path cost is then the matching cost (previous costs, minimum and P2 all 0).
         const bool fromLeft = refresh && dx > 0 && predecessor < kGhost,
                    fromRight = refresh && dx < 0 && predecessor >= kGhost + a.bandWidth;
         const uint8_t* from = nullptr;
@@ -127,56 +179,69 @@ __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, Swe
             const int index = fromLeft ? predecessor : predecessor - kGhost - a.bandWidth;
             if (index >= 0 && index < kGhost) from = entry(band + (fromLeft ? -1 : 1), handoffIn & 1, fromLeft ? 0 : 1, index);
           } else if (predecessor >= 0 && predecessor < a.slots) {
-            from = costs + ((direction * 2 + before) * a.slots + predecessor) * D;
+            from = costs + ((direction * 2 + read) * a.slots + predecessor) * D;
           }
         }
-        int prev[kRuns][kRun] = {}, minPrev = 0, p2 = 0;
+        uint32_t words[kRuns] = {};  // the lane's 16 previous costs, a byte each
+        int minPrev = 0, p2 = 0;
         if (from) {
           const bool global = fromLeft || fromRight;  // written by another block: from the L2
           const uint4 v = global ? __ldcg(reinterpret_cast<const uint4*>(from + part * 16))
                                  : *reinterpret_cast<const uint4*>(from + part * 16);
-          const uint32_t words[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-          for (int q = 0; q < kRuns; ++q)
-#pragma unroll
-            for (int k = 0; k < kRun; ++k) prev[q][k] = words[q] >> (8 * k) & 0xFF;
+          words[0] = v.x, words[1] = v.y, words[2] = v.z, words[3] = v.w;
           minPrev = global ? __ldcg(reinterpret_cast<const int*>(from + D))
-                           : minima[(direction * 2 + before) * a.slots + predecessor];
+                           : minima[(direction * 2 + read) * a.slots + predecessor];
           p2 = p.p2Adaptive ? adaptiveP2(p, abs(intensity - static_cast<int>(b.left.row(y - dy)[px]))) : p.p2;
         }
-        // The recursion; at a line's start (or where the slot's predecessor is unknown: a ghost
-        // column, whose costs are never used) the path cost is the matching cost.
-        int fromLower[kRuns], fromUpper[kRuns];
+        uint32_t prev[kRuns][kWords];
+#pragma unroll
+        for (int q = 0; q < kRuns; ++q)
+#pragma unroll
+          for (int j = 0; j < kWords; ++j)
+            prev[q][j] = kDpx ? __byte_perm(words[q], 0, j ? 0x4342 : 0x4140) : words[q] >> (8 * j) & 0xFF;
+        // The recursion: each cost + min(prev, lower + P1, upper + P1, minPrev + P2) - minPrev.
+        // Neighbours across a run's ends are in the column's next lanes (as the aggregation's step).
+        uint32_t fromLower[kRuns], fromUpper[kRuns];
 #pragma unroll
         for (int q = 0; q < kRuns; ++q) {
-          fromLower[q] = __shfl_sync(kFullWarp, prev[q][kRun - 1], lowerLane, L::kLanes);
+          fromLower[q] = __shfl_sync(kFullWarp, prev[q][kWords - 1], lowerLane, L::kLanes);
           fromUpper[q] = __shfl_sync(kFullWarp, prev[q][0], upperLane, L::kLanes);
         }
-        const int jump = minPrev + p2;
-        constexpr int kFar = 0x3FFF;
-        int least = kFar;
-        uint32_t packed[kRuns];
+        constexpr uint32_t kFar = kDpx ? 0x3FFFu * 0x10001u : 0x3FFFu;
+        const uint32_t spread = kDpx ? 0x10001u : 1u;  // a value in each half
+        const uint32_t jumps = (minPrev + p2) * spread, minPrevs = minPrev * spread, p1s = p.p1 * spread;
+        uint32_t least = kFar, packed[kRuns];
 #pragma unroll
         for (int q = 0; q < kRuns; ++q) {
-          const int below = part > 0 ? fromLower[q] : q > 0 ? fromLower[q - 1] : kFar;
-          const int above = part < L::kLanes - 1 ? fromUpper[q] : q < kRuns - 1 ? fromUpper[q + 1] : kFar;
-          uint32_t word = 0;
+          const uint32_t below = part > 0 ? fromLower[q] : q > 0 ? fromLower[q - 1] : kFar;
+          const uint32_t above = part < L::kLanes - 1 ? fromUpper[q] : q < kRuns - 1 ? fromUpper[q + 1] : kFar;
+          uint32_t next[kWords];
+          if constexpr (kDpx) {
+            const uint32_t lower[2] = {__byte_perm(below, prev[q][0], 0x5432), __byte_perm(prev[q][0], prev[q][1], 0x5432)};
+            const uint32_t upper[2] = {lower[1], __byte_perm(prev[q][1], above, 0x5432)};
 #pragma unroll
-          for (int k = 0; k < kRun; ++k) {
-            const int lower = k > 0 ? prev[q][k - 1] : below, upper = k < kRun - 1 ? prev[q][k + 1] : above;
-            const int value = from ? cost[q][k] + min(min(prev[q][k], min(lower, upper) + p.p1), jump) - minPrev
-                                   : cost[q][k];
-            least = min(least, value);
-            sum[q][k] += value;
-            word |= static_cast<uint32_t>(value) << (8 * k);
+            for (int j = 0; j < 2; ++j)
+              next[j] = minPairs(addMinPairs(lower[j], p1s, prev[q][j]), addMinPairs(upper[j], p1s, jumps)) +
+                       matching[q][j] - minPrevs;
+            least = minPairs(least, minPairs(next[0], next[1]));
+            packed[q] = __byte_perm(next[0], next[1], 0x6420);
+          } else {
+#pragma unroll
+            for (int k = 0; k < kRun; ++k) {
+              const uint32_t lower = k > 0 ? prev[q][k - 1] : below, upper = k < kRun - 1 ? prev[q][k + 1] : above;
+              next[k] = matching[q][k] + min(min(prev[q][k], min(lower, upper) + p1s), jumps) - minPrevs;
+              least = min(least, next[k]);
+            }
+            packed[q] = next[0] | next[1] << 8 | next[2] << 16 | next[3] << 24;
           }
-          packed[q] = word;
+#pragma unroll
+          for (int j = 0; j < kWords; ++j) sum[q][j] += next[j];
         }
-        least = walkerMin<L::kLanes, false>(least);
+        const int lowest = walkerMin<L::kLanes, false>(static_cast<int>(kDpx ? min(least & 0xFFFF, least >> 16) : least));
         if (active) {
-          uint8_t* to = costs + ((direction * 2 + now) * a.slots + slot) * D;
+          uint8_t* to = costs + ((direction * 2 + written) * a.slots + slot) * D;
           *reinterpret_cast<uint4*>(to + part * 16) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
-          if (part == 0) minima[(direction * 2 + now) * a.slots + slot] = least;
+          if (part == 0) minima[(direction * 2 + written) * a.slots + slot] = lowest;
           // The band's edge columns for its neighbours: the rightmost kGhost own columns' costs from
           // the left, the leftmost kGhost's from the right.
           if (publish && own && dx != 0) {
@@ -184,7 +249,7 @@ __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, Swe
             if (index >= 0 && index < kGhost) {
               uint8_t* e = entry(band, (i / kGhost) & 1, dx > 0 ? 0 : 1, index);
               __stcg(reinterpret_cast<uint4*>(e + part * 16), make_uint4(packed[0], packed[1], packed[2], packed[3]));
-              if (part == 0) __stcg(reinterpret_cast<int*>(e + D), least);
+              if (part == 0) __stcg(reinterpret_cast<int*>(e + D), lowest);
             }
           }
         }
@@ -192,12 +257,15 @@ __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, Swe
       if (own) {
         uint16_t* at = b.volume + (static_cast<size_t>(y) * width + x) * D + firstD;
 #pragma unroll
-        for (int q = 0; q < kRuns; ++q)
+        for (int q = 0; q < kRuns; ++q) {
+          const uint32_t low = kDpx ? sum[q][0] : sum[q][0] | sum[q][1] << 16,
+                         high = kDpx ? sum[q][1] : sum[q][2] | sum[q][3] << 16;
           atomicAdd(reinterpret_cast<unsigned long long*>(at + q * L::kRunStride),
-                    static_cast<unsigned long long>(sum[q][3]) << 48 | static_cast<unsigned long long>(sum[q][2]) << 32 |
-                        static_cast<unsigned long long>(sum[q][1]) << 16 | static_cast<unsigned long long>(sum[q][0]));
+                    static_cast<unsigned long long>(high) << 32 | low);
+        }
       }
     }
+    store(i + 1);
     if (publish) __threadfence();  // the edge columns out before the flag says so
     __syncthreads();
     if (publish && threadIdx.x == 0) storeRelease(myFlag, flagOf(a.epoch, i / kGhost));
@@ -208,12 +276,15 @@ __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, Swe
 // SM taking one band of each sweep.
 template <int D> SweepPlan plan(const SgmParams& p, int width, int height) {
   SweepPlan s;
-  if (p.paths != 8 || costsInVolume(D) || height < 2 || !deviceAttribute(cudaDevAttrCooperativeLaunch)) return s;
+  if (!p.sweeps || p.paths != 8 || costsInVolume(D) || height < 2 || !deviceAttribute(cudaDevAttrCooperativeLaunch)) return s;
   const int sms = deviceAttribute(cudaDevAttrMultiProcessorCount);
-  s.bandWidth = std::max(kGhost, (width + sms - 1) / sms);
+  constexpr int kAlign = Lanes<D>::kPerWarp;  // whole warps of band columns
+  s.bandWidth = (std::max(kGhost, (width + sms - 1) / sms) + kAlign - 1) / kAlign * kAlign;
   s.bands = (width + s.bandWidth - 1) / s.bandWidth;
   s.slots = s.bandWidth + 2 * kGhost;
-  s.sharedBytes = static_cast<size_t>(kDirections) * 2 * s.slots * (D + sizeof(int));
+  if (windowCodes<D>(s.slots) > kCodesPerThread * kThreads) return SweepPlan{};
+  s.sharedBytes = static_cast<size_t>(kDirections) * 2 * s.slots * (D + sizeof(int)) +
+                  2 * sizeof(uint32_t) * windowCodes<D>(s.slots);
   int perSm = 0;
   if (s.sharedBytes > static_cast<size_t>(deviceAttribute(cudaDevAttrMaxSharedMemoryPerBlockOptin))) return SweepPlan{};
   allowSharedMemory(sweep<D>, s.sharedBytes, "SGM sweeps (one band of columns)");

@@ -39,6 +39,10 @@ struct SgmParams {
   int lrMaxDiff = 1;  // < 0 turns the left-right check off
   bool fill = true;   // invalid pixels take the background disparity (see 6.)
   bool median = true;
+  // With 8 paths below 256 disparities: the six directions from above and below in two sweeps of
+  // column bands (cuda/sgm_sweep.cu), a third of the volume traffic, where the device holds the
+  // bands; else a walker a line, as the rows always are.
+  bool sweeps = false;
 };
 
 // The path directions (dx, dy) in the order `paths` takes them: 4 paths are the first four.

@@ -25,7 +25,10 @@ const ParamSchema<SgmParams>& sgmParamSchema() {
           .add("subpixel", &SgmParams::subpixel, "parabola sub-pixel refinement (1/16 pixel)")
           .add("fill", &SgmParams::fill,
                "invalid pixels take the background disparity of their row (their confidence is 0)")
-          .add("median", &SgmParams::median, "3x3 median of the valid disparities");
+          .add("median", &SgmParams::median, "3x3 median of the valid disparities")
+          .add("sweeps", &SgmParams::sweeps,
+               "8 paths, 64 or 128 disparities: the directions from above and below summed on chip in two sweeps "
+               "(a third of the volume traffic: for a Jetson's small L2; slower on a big GPU)");
   return schema;
 }
 

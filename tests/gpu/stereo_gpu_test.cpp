@@ -2,6 +2,7 @@
 // disparity count, 4 and 8 paths, every option) and on real pairs (Aloe, the rectified chessboard
 // pair); the remap on random pictures and maps and on the real calibration; depth. Outputs are
 // poisoned first.
+#include "cuda/sgm.cuh"
 #include "stages/stereo/calibration.hpp"
 #include "stages/stereo/sgm.hpp"
 #include "tests/stereo_support.hpp"
@@ -46,7 +47,7 @@ Outputs onGpu(const SgmParams& p, const Image& left, const Image& right, bool wi
 struct Case {
   int width, height, disparities, paths, minDisparity;
   const char* options;  // letters switching things off or on: s subpixel off, u uniqueness 0, l no LR check, f no fill,
-                        // m no median, a adaptive P2
+                        // m no median, a adaptive P2, w the sweeps
 };
 
 SgmParams paramsFor(const Case& c) {
@@ -61,7 +62,16 @@ SgmParams paramsFor(const Case& c) {
   if (o.find('f') != std::string::npos) p.fill = false;
   if (o.find('m') != std::string::npos) p.median = false;
   if (o.find('a') != std::string::npos) p.p2Adaptive = true;
+  if (o.find('w') != std::string::npos) p.sweeps = true;
   return p;
+}
+
+// Where the sweeps are asked for and apply, the device takes them (else a case would test the
+// walkers twice).
+void expectSweepsWhereAsked(const SgmParams& p, int width, int height) {
+  if (p.sweeps && p.paths == 8 && p.disparities < 256 && height >= 2) {
+    EXPECT_GT(planSweeps(p, width, height).bands, 0) << "the sweeps do not fit this device";
+  }
 }
 
 class CudaSgm : public ::testing::TestWithParam<Case> {};
@@ -70,6 +80,7 @@ TEST_P(CudaSgm, MatchesTheCpuBitForBit) {
   if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
   const Case& c = GetParam();
   SgmParams p = paramsFor(c);
+  expectSweepsWhereAsked(p, c.width, c.height);
   for (bool shifted : {false, true}) {  // pure noise, and a textured pair with a true disparity
     auto [left, right] = shifted ? test::shiftedPair(c.width, c.height, c.minDisparity + c.disparities / 3)
                                  : std::pair{test::randomImage({Depth::u8, 1}, c.width, c.height),
@@ -97,7 +108,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{1300, 70, 256, 8, 3, "a"},
                       // Taller than wide: the diagonal walkers wrap around the image several times, in
                       // 5 columns often within the steps whose loads are in flight.
-                      Case{40, 130, 128, 8, 0, "a"}, Case{5, 40, 64, 8, 0, ""}));
+                      Case{40, 130, 128, 8, 0, "a"}, Case{5, 40, 64, 8, 0, ""},
+                      // The sweeps: bands of one or several warps of columns (one a device's SM), their
+                      // handoffs every 8 rows, the image's sides inside a band, rows left over.
+                      Case{97, 61, 64, 8, 0, "w"}, Case{77, 33, 64, 8, 5, "wa"}, Case{65, 70, 128, 8, 0, "wlfm"},
+                      Case{33, 9, 64, 8, 0, "wf"}, Case{150, 31, 128, 8, 37, "w"}, Case{40, 130, 128, 8, 0, "wa"},
+                      Case{5, 40, 64, 8, 0, "w"}, Case{1500, 41, 128, 8, 2, "wa"}, Case{1224, 3, 64, 8, 0, "w"}));
 
 // One matcher, several frames: each starts from zero sums (below 256 disparities the
 // winner-takes-all clears the sums it reads for the next frame; at 256 the matching-cost pass
@@ -106,9 +122,9 @@ TEST(CudaSgmFrames, EveryFrameOfOneMatcherMatchesTheCpu) {
   if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
   const int w = 211, h = 67;
   for (int disparities : {128, 256})
-    for (int paths : {4, 8}) {
+    for (auto [paths, sweeps] : {std::pair{4, false}, std::pair{8, false}, std::pair{8, true}}) {
       SgmParams p;
-      p.disparities = disparities, p.paths = paths;
+      p.disparities = disparities, p.paths = paths, p.sweeps = sweeps;
       SgmCuda sgm(p, w, h);
       for (int frame = 0; frame < 3; ++frame) {
         auto [left, right] =
@@ -116,9 +132,9 @@ TEST(CudaSgmFrames, EveryFrameOfOneMatcherMatchesTheCpu) {
                        : std::pair{test::randomImage({Depth::u8, 1}, w, h), test::randomImage({Depth::u8, 1}, w, h)};
         Outputs want = onCpu(p, left, right), got = runOnGpu(sgm, left, right);
         EXPECT_TRUE(test::samePixels(want.disparity, got.disparity))
-            << disparities << " disparities, " << paths << " paths, frame " << frame;
+            << disparities << " disparities, " << paths << " paths" << (sweeps ? " (sweeps)" : "") << ", frame " << frame;
         EXPECT_TRUE(test::samePixels(want.confidence, got.confidence))
-            << disparities << " disparities, " << paths << " paths, frame " << frame;
+            << disparities << " disparities, " << paths << " paths" << (sweeps ? " (sweeps)" : "") << ", frame " << frame;
       }
     }
 }
@@ -141,7 +157,11 @@ TEST(CudaSgmReal, AloeAndTheChessboardPairMatchTheCpu) {
   remapCpu(cl, rectifyMap(c.left, 640, 480), rl);
   remapCpu(cr, rectifyMap(c.right, 640, 480), rr);
   p.disparities = 64;
-  EXPECT_TRUE(test::samePixels(onCpu(p, rl, rr).disparity, onGpu(p, rl, rr).disparity)) << "chessboard";
+  const Image chessboard = onCpu(p, rl, rr).disparity;
+  EXPECT_TRUE(test::samePixels(chessboard, onGpu(p, rl, rr).disparity)) << "chessboard";
+  p.sweeps = true;
+  expectSweepsWhereAsked(p, 640, 480);
+  EXPECT_TRUE(test::samePixels(chessboard, onGpu(p, rl, rr).disparity)) << "chessboard, the sweeps";
 }
 
 // Random maps reach outside the source, onto its border and into NaN; real maps from the calibration.
