@@ -386,8 +386,8 @@ template <class Kernel> int residentWarps(Kernel kernel) {
   return residentBlocks(kernel, kWarpsPerBlock * 32) * kWarpsPerBlock;
 }
 
-template <int D, int kLaneDisparities> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream,
-                                                   bool rowsOnly) {
+template <int D, int kLaneDisparities>
+void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream, bool rowsOnly) {
   using W = Walkers<D, kLaneDisparities>;
   constexpr int kWarps = kSharesCodes<D, kLaneDisparities> ? kWarpsPerBlock : 1;  // a block's walkers share a window
   auto directionWarps = [&](int dy) {

@@ -28,7 +28,7 @@ constexpr int kDirections = 3;  // dx = 0, +1 (from the left), -1 (from the righ
 __host__ __device__ constexpr int dxOf(int direction) { return direction == 0 ? 0 : direction == 1 ? 1 : -1; }
 
 template <int D> struct Lanes {
-  static constexpr int kLanes = D / kLaneD;          // a column's lanes
+  static constexpr int kLanes = D / kLaneD;           // a column's lanes
   static constexpr int kWorkers = kThreads / kLanes;  // columns a block walks at once
   static constexpr int kPerWarp = 32 / kLanes;        // columns a warp walks at once
   static constexpr int kRunStride = D / kRuns;
@@ -45,7 +45,9 @@ template <int D> constexpr int kEntryBytes = D + 16;
 
 // The flag a band sets when its edge columns of rows up to handoff k are out, for frame `epoch`.
 // (epoch: 1..65535, so that a flag left from the frame before never matches.)
-__host__ __device__ constexpr unsigned flagOf(unsigned epoch, int k) { return epoch << 16 | static_cast<unsigned>(k + 1); }
+__host__ __device__ constexpr unsigned flagOf(unsigned epoch, int k) {
+  return epoch << 16 | static_cast<unsigned>(k + 1);
+}
 
 __device__ __forceinline__ unsigned loadAcquire(const unsigned* p) {
   unsigned v;
@@ -63,12 +65,11 @@ struct SweepArgs {
   unsigned epoch;
 };
 
-template <int D>
-__global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, SweepArgs a) {
+template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, SweepArgs a) {
   using L = Lanes<D>;
   static_assert(kGhost % L::kPerWarp == 0, "ghosts of whole warps");
   extern __shared__ uint32_t shared[];
-  uint8_t* costs = reinterpret_cast<uint8_t*>(shared);  // [direction][buffer][slot][D]
+  uint8_t* costs = reinterpret_cast<uint8_t*>(shared);                          // [direction][buffer][slot][D]
   int* minima = reinterpret_cast<int*>(costs + kDirections * 2 * a.slots * D);  // [direction][buffer][slot]
   const int codes = windowCodes<D>(a.slots), leftCodes = a.slots + D - 1;
   uint32_t* window = reinterpret_cast<uint32_t*>(minima + kDirections * 2 * a.slots);  // [buffer][codes]
@@ -109,12 +110,12 @@ __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, Swe
   __syncthreads();
 
   for (int i = 0; i < height; ++i) {
-    const int y = dy > 0 ? i : height - 1 - i, written = i & 1, read = written ^ 1;  // buffers of this row's costs and the row before's
+    // `written`, `read`: the buffers of this row's costs and of the row before's.
+    const int y = dy > 0 ? i : height - 1 - i, written = i & 1, read = written ^ 1;
     const bool refresh = i > 0 && i % kGhost == 0, publish = (i + 1) % kGhost == 0 && i + 1 < height;
     const int handoffIn = i / kGhost - 1;  // at a refresh: the handoff the neighbours made a row ago
     fetch(i + 1);
     if (refresh) {
-#ifndef SGM_SWEEP_NO_WAIT
       if (threadIdx.x == 0) {
         const unsigned want = flagOf(a.epoch, handoffIn);
         for (int side = -1; side <= 1; side += 2) {
@@ -125,7 +126,6 @@ __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, Swe
           while (((seen = loadAcquire(flag)) >> 16) != a.epoch || seen < want) __nanosleep(64);
         }
       }
-#endif
       __syncthreads();
     }
     const uint32_t* rowCodes = window + written * codes;
@@ -177,7 +177,8 @@ __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, Swe
         if (active && !start) {
           if (fromLeft || fromRight) {
             const int index = fromLeft ? predecessor : predecessor - kGhost - a.bandWidth;
-            if (index >= 0 && index < kGhost) from = entry(band + (fromLeft ? -1 : 1), handoffIn & 1, fromLeft ? 0 : 1, index);
+            if (index >= 0 && index < kGhost)
+              from = entry(band + (fromLeft ? -1 : 1), handoffIn & 1, fromLeft ? 0 : 1, index);
           } else if (predecessor >= 0 && predecessor < a.slots) {
             from = costs + ((direction * 2 + read) * a.slots + predecessor) * D;
           }
@@ -217,12 +218,13 @@ __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, Swe
           const uint32_t above = part < L::kLanes - 1 ? fromUpper[q] : q < kRuns - 1 ? fromUpper[q + 1] : kFar;
           uint32_t next[kWords];
           if constexpr (kDpx) {
-            const uint32_t lower[2] = {__byte_perm(below, prev[q][0], 0x5432), __byte_perm(prev[q][0], prev[q][1], 0x5432)};
+            const uint32_t lower[2] = {__byte_perm(below, prev[q][0], 0x5432),
+                                       __byte_perm(prev[q][0], prev[q][1], 0x5432)};
             const uint32_t upper[2] = {lower[1], __byte_perm(prev[q][1], above, 0x5432)};
 #pragma unroll
             for (int j = 0; j < 2; ++j)
               next[j] = minPairs(addMinPairs(lower[j], p1s, prev[q][j]), addMinPairs(upper[j], p1s, jumps)) +
-                       matching[q][j] - minPrevs;
+                        matching[q][j] - minPrevs;
             least = minPairs(least, minPairs(next[0], next[1]));
             packed[q] = __byte_perm(next[0], next[1], 0x6420);
           } else {
@@ -237,7 +239,8 @@ __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, Swe
 #pragma unroll
           for (int j = 0; j < kWords; ++j) sum[q][j] += next[j];
         }
-        const int lowest = walkerMin<L::kLanes, false>(static_cast<int>(kDpx ? min(least & 0xFFFF, least >> 16) : least));
+        const int lowest =
+            walkerMin<L::kLanes, false>(static_cast<int>(kDpx ? min(least & 0xFFFF, least >> 16) : least));
         if (active) {
           uint8_t* to = costs + ((direction * 2 + written) * a.slots + slot) * D;
           *reinterpret_cast<uint4*>(to + part * 16) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
@@ -276,7 +279,8 @@ __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, Swe
 // SM taking one band of each sweep.
 template <int D> SweepPlan plan(const SgmParams& p, int width, int height) {
   SweepPlan s;
-  if (!p.sweeps || p.paths != 8 || costsInVolume(D) || height < 2 || !deviceAttribute(cudaDevAttrCooperativeLaunch)) return s;
+  if (!p.sweeps || p.paths != 8 || costsInVolume(D) || height < 2 || !deviceAttribute(cudaDevAttrCooperativeLaunch))
+    return s;
   const int sms = deviceAttribute(cudaDevAttrMultiProcessorCount);
   constexpr int kAlign = Lanes<D>::kPerWarp;  // whole warps of band columns
   s.bandWidth = (std::max(kGhost, (width + sms - 1) / sms) + kAlign - 1) / kAlign * kAlign;
@@ -295,8 +299,8 @@ template <int D> SweepPlan plan(const SgmParams& p, int width, int height) {
   return s;
 }
 
-template <int D> void launch(const SgmParams& p, const SgmBuffers& b, const SweepPlan& s, const SweepBuffers& w,
-                             cudaStream_t stream) {
+template <int D>
+void launch(const SgmParams& p, const SgmBuffers& b, const SweepPlan& s, const SweepBuffers& w, cudaStream_t stream) {
   SweepArgs a{s.bands, s.bandWidth, s.slots, w.handoff, w.flags, w.epoch};
   SgmParams params = p;
   SgmBuffers buffers = b;

@@ -41,8 +41,7 @@ SgmCuda::~SgmCuda() = default;
 
 size_t SgmCuda::deviceBytes() const {
   return buffers_->censusLeft.bytes() + buffers_->censusRight.bytes() + buffers_->volume.bytes() +
-         buffers_->handoff.bytes() + buffers_->flags.bytes() +
-         (buffers_->raw.empty() ? 0 : buffers_->raw.bytes());
+         buffers_->handoff.bytes() + buffers_->flags.bytes() + (buffers_->raw.empty() ? 0 : buffers_->raw.bytes());
 }
 
 void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, Image* confidence, StreamHandle stream) {

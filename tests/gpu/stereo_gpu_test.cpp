@@ -132,9 +132,11 @@ TEST(CudaSgmFrames, EveryFrameOfOneMatcherMatchesTheCpu) {
                        : std::pair{test::randomImage({Depth::u8, 1}, w, h), test::randomImage({Depth::u8, 1}, w, h)};
         Outputs want = onCpu(p, left, right), got = runOnGpu(sgm, left, right);
         EXPECT_TRUE(test::samePixels(want.disparity, got.disparity))
-            << disparities << " disparities, " << paths << " paths" << (sweeps ? " (sweeps)" : "") << ", frame " << frame;
+            << disparities << " disparities, " << paths << " paths" << (sweeps ? " (sweeps)" : "") << ", frame "
+            << frame;
         EXPECT_TRUE(test::samePixels(want.confidence, got.confidence))
-            << disparities << " disparities, " << paths << " paths" << (sweeps ? " (sweeps)" : "") << ", frame " << frame;
+            << disparities << " disparities, " << paths << " paths" << (sweeps ? " (sweeps)" : "") << ", frame "
+            << frame;
       }
     }
 }

@@ -101,11 +101,11 @@ class RectifyRun : public bench::Run {
         {"stereo/sgm-full-d256-p" + p, "SGM at the frame size, 256 disparities, " + p + " paths, sub-pixel", true,
          [paths](bench::Size s, int sets) { return std::make_unique<SgmRun>(s.width, s.height, 256, paths, sets); }});
   }
-  bench::registry().push_back(
-      {"stereo/sgm-half-d128-p8-sweeps", "stereo/sgm-half-d128-p8 with the directions from above and below in sweeps",
-       true, [](bench::Size s, int sets) {
-         return std::make_unique<SgmRun>(s.width / 2, s.height / 2, 128, 8, sets, true);
-       }});
+  bench::registry().push_back({"stereo/sgm-half-d128-p8-sweeps",
+                               "stereo/sgm-half-d128-p8 with the directions from above and below in sweeps", true,
+                               [](bench::Size s, int sets) {
+                                 return std::make_unique<SgmRun>(s.width / 2, s.height / 2, 128, 8, sets, true);
+                               }});
   bench::registry().push_back(
       {"stereo/sgm-aloe-d256-p8", "SGM at Middlebury Aloe's 1282x1110, 256 disparities, 8 paths, sub-pixel", true,
        [](bench::Size, int sets) { return std::make_unique<SgmRun>(1282, 1110, 256, 8, sets); }});
