@@ -224,40 +224,20 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
       fromUpper[q] = __shfl_sync(kFullWarp, prev[q][0], upperLane, W::kLanes);
     }
     if (in.p2 == 0) minPrev = 0;
-    const uint32_t jump = minPrev + in.p2, minPrevs = minPrev * 0x10001u, jumps = jump * 0x10001u,
-                   p1s = p.p1 * 0x10001u;
-    constexpr uint32_t kFar = kPairs ? kFarCost * 0x10001u : kFarCost;
+    constexpr uint32_t kSpread = kPairs ? 0x10001u : 1u;  // a value in each half
+    const uint32_t jumps = (minPrev + in.p2) * kSpread, minPrevs = minPrev * kSpread, p1s = p.p1 * kSpread;
+    constexpr uint32_t kFar = kFarCost * kSpread;
     uint32_t least = kFar, sums[kRuns][2];  // this step's path costs, pairs as above
 #pragma unroll
     for (int q = 0; q < kRuns; ++q) {
       const uint32_t below = part > 0 ? fromLower[q] : q > 0 ? fromLower[q - 1] : kFar;
       const uint32_t above = part < W::kLanes - 1 ? fromUpper[q] : q < kRuns - 1 ? fromUpper[q + 1] : kFar;
-      if constexpr (kCostPairs<D, kLaneDisparities>) {
-        // Each half: cost + min(prev, lower + P1, upper + P1, jump) - minPrev, which never leaves
-        // 0..2^16 - 1, so the halves' sum and difference are those of the words.
-        const uint32_t lower[2] = {__byte_perm(below, prev[q][0], 0x5432), __byte_perm(prev[q][0], prev[q][1], 0x5432)};
-        const uint32_t upper[2] = {lower[1], __byte_perm(prev[q][1], above, 0x5432)};
+      uint32_t now[kPairs ? 2 : kRun];
+      pathRun<kCostPairs<D, kLaneDisparities>>(prev[q], below, above, cost[q], p1s, jumps, minPrevs, now, least);
 #pragma unroll
-        for (int j = 0; j < 2; ++j) {
-          const uint32_t best = minPairs(addMinPairs(lower[j], p1s, prev[q][j]), addMinPairs(upper[j], p1s, jumps));
-          sums[q][j] = best + cost[q][j] - minPrevs;
-        }
-#pragma unroll
-        for (int j = 0; j < 2; ++j) prev[q][j] = sums[q][j];
-        least = minPairs(least, minPairs(sums[q][0], sums[q][1]));
-      } else {
-        uint32_t now[kRun];
-#pragma unroll
-        for (int i = 0; i < kRun; ++i) {
-          const uint32_t lower = i > 0 ? prev[q][i - 1] : below, upper = i < kRun - 1 ? prev[q][i + 1] : above;
-          now[i] = cost[q][i] + min(min(prev[q][i], min(lower, upper) + p.p1), jump) - minPrev;
-        }
-#pragma unroll
-        for (int i = 0; i < kRun; ++i) prev[q][i] = now[i];
-        least = min(least, min(min(now[0], now[1]), min(now[2], now[3])));
-        sums[q][0] = __byte_perm(now[0], now[1], 0x5410),
-        sums[q][1] = __byte_perm(now[2], now[3], 0x5410);  // below 2^16
-      }
+      for (int j = 0; j < (kPairs ? 2 : kRun); ++j) prev[q][j] = now[j];
+      sums[q][0] = kPairs ? now[0] : __byte_perm(now[0], now[1], 0x5410);  // below 2^16
+      sums[q][1] = kPairs ? now[1] : __byte_perm(now[2], now[3], 0x5410);
     }
     minPrev = walkerMin<W::kLanes, kWholeFront>(static_cast<int>(kPairs ? min(least & 0xFFFF, least >> 16) : least));
     if (adds && s < steps) {  // the window's rounds of two may take a step past the line

@@ -161,7 +161,7 @@ template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, 
 #pragma unroll
         for (int j = 0; j < kWords; ++j)
           matching[q][j] = kDpx ? __byte_perm(cost[q][2 * j], cost[q][2 * j + 1], 0x5410) : cost[q][j];
-      const int intensity = b.left.row(y)[xs];
+      const int intensity = p.p2Adaptive ? b.left.row(y)[xs] : 0;
 #pragma unroll
       for (int direction = 0; direction < kDirections; ++direction) {
         const int dx = dxOf(direction), px = xs - dx, predecessor = slot - dx;
@@ -200,8 +200,8 @@ template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, 
 #pragma unroll
           for (int j = 0; j < kWords; ++j)
             prev[q][j] = kDpx ? __byte_perm(words[q], 0, j ? 0x4342 : 0x4140) : words[q] >> (8 * j) & 0xFF;
-        // The recursion: each cost + min(prev, lower + P1, upper + P1, minPrev + P2) - minPrev.
-        // Neighbours across a run's ends are in the column's next lanes (as the aggregation's step).
+        // The recursion (pathRun); neighbours across a run's ends are in the column's next lanes
+        // (as in the aggregation's step).
         uint32_t fromLower[kRuns], fromUpper[kRuns];
 #pragma unroll
         for (int q = 0; q < kRuns; ++q) {
@@ -217,25 +217,9 @@ template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, 
           const uint32_t below = part > 0 ? fromLower[q] : q > 0 ? fromLower[q - 1] : kFar;
           const uint32_t above = part < L::kLanes - 1 ? fromUpper[q] : q < kRuns - 1 ? fromUpper[q + 1] : kFar;
           uint32_t next[kWords];
-          if constexpr (kDpx) {
-            const uint32_t lower[2] = {__byte_perm(below, prev[q][0], 0x5432),
-                                       __byte_perm(prev[q][0], prev[q][1], 0x5432)};
-            const uint32_t upper[2] = {lower[1], __byte_perm(prev[q][1], above, 0x5432)};
-#pragma unroll
-            for (int j = 0; j < 2; ++j)
-              next[j] = minPairs(addMinPairs(lower[j], p1s, prev[q][j]), addMinPairs(upper[j], p1s, jumps)) +
-                        matching[q][j] - minPrevs;
-            least = minPairs(least, minPairs(next[0], next[1]));
-            packed[q] = __byte_perm(next[0], next[1], 0x6420);
-          } else {
-#pragma unroll
-            for (int k = 0; k < kRun; ++k) {
-              const uint32_t lower = k > 0 ? prev[q][k - 1] : below, upper = k < kRun - 1 ? prev[q][k + 1] : above;
-              next[k] = matching[q][k] + min(min(prev[q][k], min(lower, upper) + p1s), jumps) - minPrevs;
-              least = min(least, next[k]);
-            }
-            packed[q] = next[0] | next[1] << 8 | next[2] << 16 | next[3] << 24;
-          }
+          pathRun<kDpx>(prev[q], below, above, matching[q], p1s, jumps, minPrevs, next, least);
+          packed[q] =
+              kDpx ? __byte_perm(next[0], next[1], 0x6420) : next[0] | next[1] << 8 | next[2] << 16 | next[3] << 24;
 #pragma unroll
           for (int j = 0; j < kWords; ++j) sum[q][j] += next[j];
         }
