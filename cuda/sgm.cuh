@@ -37,7 +37,8 @@ constexpr bool costsInVolume(int disparities) { return disparities == 256; }
 void launchMatchingCost(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
 
 // Every path direction (4 or 8) over every line of the image, added into the volume's sums, which
-// must be zero; with `rowsOnly`, the two along the rows alone (the sweeps take the rest).
+// must be zero. With `rowsOnly`, the two along the rows alone (the sweeps take the rest), one after
+// the other: the first stores its path costs as the sums, so the volume need not be zero.
 void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream, bool rowsOnly = false);
 
 // The six directions from above and below of 8 paths in two sweeps of column bands (see
@@ -61,9 +62,10 @@ void launchSweeps(const SgmParams& p, const SgmBuffers& b, const SweepPlan& s, c
 
 // Winner takes all over the sums, sub-pixel, uniqueness, the right image's disparities, the
 // left-right check and the fill: writes disparity x 16 (or kInvalidDisparity) and, when
-// `confidence` has data, the confidence (0..255). Unless costsInVolume, leaves the sums zero.
+// `confidence` has data, the confidence (0..255). With `clear` (unless costsInVolume), leaves
+// the sums zero for the next frame's additions.
 void launchWinnerTakesAll(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> disparity,
-                          ImageView<uint8_t> confidence, cudaStream_t stream);
+                          ImageView<uint8_t> confidence, cudaStream_t stream, bool clear = true);
 
 // 3x3 median of the valid disparities around each valid one.
 void launchDisparityMedian(ImageView<const uint16_t> in, ImageView<uint16_t> out, cudaStream_t stream);

@@ -87,7 +87,8 @@ template <int kLaneDisparities> struct StepLoads<kLaneDisparities, true> {
 // too few to fill the device), so each adds its path costs to the volume with reductions.
 // Four 16-bit words share a 64-bit reduction and never carry into each other (see kSumBits).
 // kWholeFront: built to hold a full-size front at once (see launch), by the walkers' minimum.
-template <int D, int kLaneDisparities, bool kWholeFront>
+// kStores: the path costs are the volume's first sums, stored rather than added (see launch).
+template <int D, int kLaneDisparities, bool kWholeFront, bool kStores = false>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneDisparities>)
     aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
   using W = Walkers<D, kLaneDisparities>;
@@ -243,9 +244,14 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
     if (adds && s < steps) {  // the window's rounds of two may take a step past the line
       uint16_t* at = words(x, y + s * dy);
 #pragma unroll
-      for (int q = 0; q < kRuns; ++q)
-        atomicAdd(reinterpret_cast<unsigned long long*>(at + q * kRunStride),
-                  static_cast<unsigned long long>(sums[q][1]) << 32 | sums[q][0]);
+      for (int q = 0; q < kRuns; ++q) {
+        auto* run = reinterpret_cast<unsigned long long*>(at + q * kRunStride);
+        const unsigned long long value = static_cast<unsigned long long>(sums[q][1]) << 32 | sums[q][0];
+        if constexpr (kStores)
+          *run = value;
+        else
+          atomicAdd(run, value);
+      }
     }
     x = next(x);
   };
@@ -373,11 +379,19 @@ void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream, bool r
   auto directionWarps = [&](int dy) {
     return (lineCount(dy, b.width, b.height) + kWarps * W::kPerWarp - 1) / (kWarps * W::kPerWarp) * kWarps;
   };
+  auto launchWith = [&](auto kernel, const Directions& dirs) {
+    const int blocks = (dirs.firstWarp[dirs.count] + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    launchDependent(kernel, blocks, kWarpsPerBlock * 32, 0, stream, p, b, dirs);
+  };
+  if (rowsOnly) {  // left to right storing the volume's first sums (no zeros needed), then right to left
+    launchWith(aggregate<D, kLaneDisparities, false, true>, Directions{1, {1}, {0}, {0, directionWarps(0)}});
+    launchWith(aggregate<D, kLaneDisparities, false>, Directions{1, {-1}, {0}, {0, directionWarps(0)}});
+    return;
+  }
   int top = 0, bottom = 0, rows = 0;  // warps of the directions from the top, from the bottom, along the rows
-  auto taken = [&](int dy) { return !rowsOnly || dy == 0; };
   for (int i = 0; i < p.paths; ++i) {
     const int dy = kPathDirections[i][1];
-    if (taken(dy)) (dy > 0 ? top : dy < 0 ? bottom : rows) += directionWarps(dy);
+    (dy > 0 ? top : dy < 0 ? bottom : rows) += directionWarps(dy);
   }
 
   // At 256 disparities with 8 paths the kernel leaves too few warps resident for a full-size front
@@ -401,13 +415,12 @@ void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream, bool r
   Directions dirs{0, {}, {}, {0}};
   for (int dy : {rowsFirst ? 0 : 1, rowsFirst ? 1 : -1, rowsFirst ? -1 : 0})
     for (int i = 0; i < p.paths; ++i) {
-      if (kPathDirections[i][1] != dy || !taken(dy)) continue;
+      if (kPathDirections[i][1] != dy) continue;
       int k = dirs.count++;
       dirs.dx[k] = kPathDirections[i][0], dirs.dy[k] = dy;
       dirs.firstWarp[k + 1] = dirs.firstWarp[k] + directionWarps(dy);
     }
-  const int blocks = (dirs.firstWarp[dirs.count] + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  launchDependent(kernel, blocks, kWarpsPerBlock * 32, 0, stream, p, b, dirs);
+  launchWith(kernel, dirs);
 }
 
 // Sixteen disparities a lane take the fewest instructions a disparity. With 4 paths there are too

@@ -96,7 +96,8 @@ template <int D> size_t sharedBytesPerRow(int width) {
 }
 
 template <int D> __global__ void __launch_bounds__(kWarpsPerRow<D> * 32)
-    winnerTakesAll(SgmParams p, SgmBuffers b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence) {
+    winnerTakesAll(SgmParams p, SgmBuffers b, ImageView<uint16_t> disparity, ImageView<uint8_t> confidence,
+                   bool clear) {
   constexpr int kPairs = D / 64, kPixels = kRound<D>;
   constexpr unsigned kSumPart = costsInVolume(D) ? kSumMask : 0xFFFFu;  // of a word: its sum, without a cost above it
   static_assert(D % 64 == 0 && D <= 256, "lanes hold pairs 64 apart; a candidate's d takes a byte");
@@ -192,7 +193,7 @@ template <int D> __global__ void __launch_bounds__(kWarpsPerRow<D> * 32)
       if (conf) conf[x] = unique ? confidenceOf(bestSum, mySecond) : 0;
     }
     // Zeros for the next frame's aggregation, once the round is done: cheaper than a memset pass.
-    if constexpr (!costsInVolume(D)) {
+    if (!costsInVolume(D) && clear) {
       __syncwarp();  // every lane's sums read before any lane clears them
 #pragma unroll
       for (int c = 0; c < kPixels; ++c)
@@ -218,20 +219,20 @@ template <int D> __global__ void __launch_bounds__(kWarpsPerRow<D> * 32)
 }
 
 template <int D> void launch(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> disparity,
-                             ImageView<uint8_t> confidence, cudaStream_t stream) {
+                             ImageView<uint8_t> confidence, cudaStream_t stream, bool clear) {
   size_t bytes = sharedBytesPerRow<D>(b.width);
   allowSharedMemory(winnerTakesAll<D>, bytes, "SGM winner-takes-all (one image row)");
-  launchDependent(winnerTakesAll<D>, b.height, kWarpsPerRow<D> * 32, bytes, stream, p, b, disparity, confidence);
+  launchDependent(winnerTakesAll<D>, b.height, kWarpsPerRow<D> * 32, bytes, stream, p, b, disparity, confidence, clear);
 }
 
 }  // namespace
 
 void launchWinnerTakesAll(const SgmParams& p, const SgmBuffers& b, ImageView<uint16_t> disparity,
-                          ImageView<uint8_t> confidence, cudaStream_t stream) {
+                          ImageView<uint8_t> confidence, cudaStream_t stream, bool clear) {
   switch (p.disparities) {
-    case 64: return launch<64>(p, b, disparity, confidence, stream);
-    case 128: return launch<128>(p, b, disparity, confidence, stream);
-    case 256: return launch<256>(p, b, disparity, confidence, stream);
+    case 64: return launch<64>(p, b, disparity, confidence, stream, clear);
+    case 128: return launch<128>(p, b, disparity, confidence, stream, clear);
+    case 256: return launch<256>(p, b, disparity, confidence, stream, clear);
     default:
       throw std::invalid_argument("SGM: disparities must be 64, 128 or 256, not " + std::to_string(p.disparities));
   }

@@ -17,8 +17,9 @@ struct SgmCuda::Buffers {
   DeviceBuffer<uint8_t> handoff;
   DeviceBuffer<unsigned> flags;
   unsigned frames = 0;
-  bool volumeZero = false;  // the winner-takes-all leaves it so unless costsInVolume; a frame cut short does not
-  Image raw;                // before the median
+  // The winner-takes-all leaves it so where the aggregation adds to zeros; a frame cut short does not.
+  bool volumeZero = false;
+  Image raw;  // before the median
 };
 
 SgmCuda::SgmCuda(const SgmParams& p, int width, int height)
@@ -48,8 +49,10 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
   if (left.width() != width_ || left.height() != height_ || right.width() != width_ || right.height() != height_)
     throw std::invalid_argument("stereo_sgm: images must be " + std::to_string(width_) + "x" + std::to_string(height_));
   // The memset before the census, so that the kernels from the census on follow each other
-  // directly (see launchCensus).
-  if (!costsInVolume(p_.disparities) && !buffers_->volumeZero)
+  // directly (see launchCensus). With the sweeps the rows' first pass stores the sums: no zeros.
+  const SweepPlan& sweeps = buffers_->sweeps;
+  const bool addsToZeros = !costsInVolume(p_.disparities) && sweeps.bands == 0;
+  if (addsToZeros && !buffers_->volumeZero)
     PP_CUDA_CHECK(cudaMemsetAsync(buffers_->volume.get(), 0, buffers_->volume.bytes(), stream));
   buffers_->volumeZero = false;
   launchCensus(left.view<uint8_t>(), right.view<uint8_t>(), buffers_->censusLeft.get(), buffers_->censusRight.get(),
@@ -61,7 +64,6 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
                left.view<uint8_t>(),
                buffers_->volume.get()};
   if (costsInVolume(p_.disparities)) launchMatchingCost(p_, b, stream);
-  const SweepPlan& sweeps = buffers_->sweeps;
   launchPathAggregation(p_, b, stream, sweeps.bands > 0);
   if (sweeps.bands > 0) {
     const unsigned epoch = 1 + buffers_->frames++ % 65535;
@@ -69,8 +71,8 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
   }
   Image& raw = p_.median ? buffers_->raw : disparity;
   ImageView<uint8_t> conf = confidence ? confidence->view<uint8_t>() : ImageView<uint8_t>{};
-  launchWinnerTakesAll(p_, b, raw.view<uint16_t>(), conf, stream);
-  buffers_->volumeZero = !costsInVolume(p_.disparities);
+  launchWinnerTakesAll(p_, b, raw.view<uint16_t>(), conf, stream, addsToZeros);
+  buffers_->volumeZero = addsToZeros;
   if (p_.median) launchDisparityMedian(raw.view<uint16_t>(), disparity.view<uint16_t>(), stream);
 }
 
