@@ -25,6 +25,8 @@ template <class T> __device__ __forceinline__ T warpMin(T v) {
 #endif
 }
 
+constexpr int kFarCost = 0x3FFF;  // beyond the disparity range: never the minimum
+
 // Whether path costs go two to a register, 16-bit halves: sm_90's DPX instructions take the
 // minimum of two halves, and min(a + b, c), in one instruction each (elsewhere they are emulated,
 // slower than one cost a register).
@@ -92,6 +94,46 @@ template <int kLanes, bool kReduxHalves> __device__ __forceinline__ int walkerMi
     for (int offset = kLanes / 2; offset > 0; offset /= 2) v = min(v, __shfl_xor_sync(kFullWarp, v, offset));
     return v;
   }
+}
+
+// A lane's place in a walker of kLanes lanes (an aligned group) and its neighbours there, the
+// first and last lanes each other's (worked out once, not a step).
+template <int kLanes> struct WalkerLane {
+  int part, lower, upper;
+  __device__ explicit WalkerLane(int lane)
+      : part(lane % kLanes), lower((part + kLanes - 1) % kLanes), upper((part + 1) % kLanes) {}
+};
+
+// One step of a path for a walker of kLanes lanes, each lane holding kRuns runs of four disparities
+// (run q's at q * (D / kRuns) on from the lane's first, laid out as in pathRun): `next` from
+// `prev`, the step's matching costs `cost`, P1, and the jump minPrev + p2 (both 0 where a line
+// starts, so that the path cost is the matching cost). Returns the walker's minimum of `next`, the
+// next step's minPrev.
+template <bool kPairs, int kLanes, int kRuns, bool kReduxHalves = false>
+__device__ __forceinline__ int pathStep(const uint32_t (&prev)[kRuns][kPairs ? 2 : 4],
+                                        const uint32_t (&cost)[kRuns][kPairs ? 2 : 4], const WalkerLane<kLanes>& lane,
+                                        int p1, int minPrev, int p2, uint32_t (&next)[kRuns][kPairs ? 2 : 4]) {
+  // The neighbours across a run's ends are in the walker's next lanes: lane part - 1's run q ends
+  // below run q (lane kLanes - 1's run q - 1 for the first lane), likewise above.
+  constexpr int kLast = kPairs ? 1 : 3;
+  const int part = lane.part;
+  uint32_t fromLower[kRuns], fromUpper[kRuns];
+#pragma unroll
+  for (int q = 0; q < kRuns; ++q) {
+    fromLower[q] = __shfl_sync(kFullWarp, prev[q][kLast], lane.lower, kLanes);
+    fromUpper[q] = __shfl_sync(kFullWarp, prev[q][0], lane.upper, kLanes);
+  }
+  constexpr uint32_t kSpread = kPairs ? 0x10001u : 1u;  // a value in each half
+  const uint32_t jumps = (minPrev + p2) * kSpread, minPrevs = minPrev * kSpread, p1s = p1 * kSpread;
+  constexpr uint32_t kFar = kFarCost * kSpread;
+  uint32_t least = kFar;
+#pragma unroll
+  for (int q = 0; q < kRuns; ++q) {
+    const uint32_t below = part > 0 ? fromLower[q] : q > 0 ? fromLower[q - 1] : kFar;
+    const uint32_t above = part < kLanes - 1 ? fromUpper[q] : q < kRuns - 1 ? fromUpper[q + 1] : kFar;
+    pathRun<kPairs>(prev[q], below, above, cost[q], p1s, jumps, minPrevs, next[q], least);
+  }
+  return walkerMin<kLanes, kReduxHalves>(static_cast<int>(kPairs ? min(least & 0xFFFF, least >> 16) : least));
 }
 
 }  // namespace pp::stereo

@@ -17,7 +17,6 @@ namespace pp::stereo {
 namespace {
 
 constexpr int kWarpsPerBlock = 4;
-constexpr int kFarCost = 0x3FFF;  // beyond the disparity range: never the minimum
 
 // Steps in a walker's ring of loads (a step's loads are issued kStepsAhead - 1 steps before its
 // recursion) and blocks an SM the registers must allow. A deeper ring hides more of the loads'
@@ -112,7 +111,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
   const bool adds = line < lines;  // a direction's spare walkers walk its last line again, adding nothing
   line = min(line, lines - 1);
   // Run q of this lane: disparities q * kRunStride + part * kRun + i, i < kRun.
-  const int part = lane % W::kLanes, firstD = part * kRun + p.minDisparity;
+  const WalkerLane<W::kLanes> place(lane);
+  const int part = place.part, firstD = part * kRun + p.minDisparity;
   int x, y;
   lineStart(line, dx, dy, b.width, b.height, x, y);
   const int steps = dy == 0 ? b.width : b.height;
@@ -171,7 +171,6 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
     ++loadStep, loadX = next(loadX);
   };
 
-  const int lowerLane = (part + W::kLanes - 1) % W::kLanes, upperLane = (part + 1) % W::kLanes;
   // The path costs of the last step: run q's disparity i in prev[q][i], or where kPairs its
   // pairs (0, 1) and (2, 3) in the low and high halves of prev[q][0] and prev[q][1].
   uint32_t prev[kRuns][kPairs ? 2 : kRun] = {};
@@ -215,32 +214,18 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
         for (int i = 0; i < (kPairs ? 2 : kRun); ++i)
           cost[q][i] = kPairs ? __byte_perm(each[q][2 * i], each[q][2 * i + 1], 0x5410) : each[q][i];
     }
-    // The neighbours across a run's ends are in the walker's next lanes: lane part - 1's run q
-    // ends below run q (lane kLanes - 1's run q - 1 for the first lane), likewise above.
-    constexpr int kLast = kPairs ? 1 : kRun - 1;
-    uint32_t fromLower[kRuns], fromUpper[kRuns];
-#pragma unroll
-    for (int q = 0; q < kRuns; ++q) {
-      fromLower[q] = __shfl_sync(kFullWarp, prev[q][kLast], lowerLane, W::kLanes);
-      fromUpper[q] = __shfl_sync(kFullWarp, prev[q][0], upperLane, W::kLanes);
-    }
     if (in.p2 == 0) minPrev = 0;
-    constexpr uint32_t kSpread = kPairs ? 0x10001u : 1u;  // a value in each half
-    const uint32_t jumps = (minPrev + in.p2) * kSpread, minPrevs = minPrev * kSpread, p1s = p.p1 * kSpread;
-    constexpr uint32_t kFar = kFarCost * kSpread;
-    uint32_t least = kFar, sums[kRuns][2];  // this step's path costs, pairs as above
+    uint32_t now[kRuns][kPairs ? 2 : kRun];
+    minPrev = pathStep<kCostPairs<D, kLaneDisparities>, W::kLanes, kRuns, kWholeFront>(prev, cost, place, p.p1, minPrev,
+                                                                                       in.p2, now);
+    uint32_t sums[kRuns][2];  // this step's path costs, pairs as above
 #pragma unroll
     for (int q = 0; q < kRuns; ++q) {
-      const uint32_t below = part > 0 ? fromLower[q] : q > 0 ? fromLower[q - 1] : kFar;
-      const uint32_t above = part < W::kLanes - 1 ? fromUpper[q] : q < kRuns - 1 ? fromUpper[q + 1] : kFar;
-      uint32_t now[kPairs ? 2 : kRun];
-      pathRun<kCostPairs<D, kLaneDisparities>>(prev[q], below, above, cost[q], p1s, jumps, minPrevs, now, least);
 #pragma unroll
-      for (int j = 0; j < (kPairs ? 2 : kRun); ++j) prev[q][j] = now[j];
-      sums[q][0] = kPairs ? now[0] : __byte_perm(now[0], now[1], 0x5410);  // below 2^16
-      sums[q][1] = kPairs ? now[1] : __byte_perm(now[2], now[3], 0x5410);
+      for (int j = 0; j < (kPairs ? 2 : kRun); ++j) prev[q][j] = now[q][j];
+      sums[q][0] = kPairs ? now[q][0] : __byte_perm(now[q][0], now[q][1], 0x5410);  // below 2^16
+      sums[q][1] = kPairs ? now[q][1] : __byte_perm(now[q][2], now[q][3], 0x5410);
     }
-    minPrev = walkerMin<W::kLanes, kWholeFront>(static_cast<int>(kPairs ? min(least & 0xFFFF, least >> 16) : least));
     if (adds && s < steps) {  // the window's rounds of two may take a step past the line
       uint16_t* at = words(x, y + s * dy);
 #pragma unroll
@@ -267,7 +252,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
 #pragma unroll
         for (int q = 0; q < kRuns; ++q)
           moved[q] = __shfl_sync(kFullWarp, dx > 0 ? last[q * kRun + kRun - 1] : last[q * kRun],
-                                 dx > 0 ? lowerLane : upperLane, W::kLanes);
+                                 dx > 0 ? place.lower : place.upper, W::kLanes);
         if (dx > 0) {
 #pragma unroll
           for (int q = 0; q < kRuns; ++q)

@@ -75,8 +75,8 @@ template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, 
   uint32_t* window = reinterpret_cast<uint32_t*>(minima + kDirections * 2 * a.slots);  // [buffer][codes]
   const int sweepIndex = blockIdx.x / a.bands, band = blockIdx.x % a.bands, dy = sweepIndex == 0 ? 1 : -1;
   const int x0 = band * a.bandWidth, first = x0 - kGhost;  // the band's first column, its first slot's
-  const int worker = threadIdx.x / L::kLanes, part = threadIdx.x % L::kLanes;
-  const int lowerLane = (part + L::kLanes - 1) % L::kLanes, upperLane = (part + 1) % L::kLanes;
+  const WalkerLane<L::kLanes> place(threadIdx.x % 32);
+  const int worker = threadIdx.x / L::kLanes, part = place.part;
   const int width = b.width, height = b.height;
   auto entry = [&](int whichBand, int parity, int edge, int index) {
     return a.handoff +
@@ -200,31 +200,16 @@ template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, 
 #pragma unroll
           for (int j = 0; j < kWords; ++j)
             prev[q][j] = kDpx ? __byte_perm(words[q], 0, j ? 0x4342 : 0x4140) : words[q] >> (8 * j) & 0xFF;
-        // The recursion (pathRun); neighbours across a run's ends are in the column's next lanes
-        // (as in the aggregation's step).
-        uint32_t fromLower[kRuns], fromUpper[kRuns];
+        uint32_t next[kRuns][kWords];
+        const int lowest = pathStep<kDpx, L::kLanes, kRuns>(prev, matching, place, p.p1, minPrev, p2, next);
+        uint32_t packed[kRuns];
 #pragma unroll
         for (int q = 0; q < kRuns; ++q) {
-          fromLower[q] = __shfl_sync(kFullWarp, prev[q][kWords - 1], lowerLane, L::kLanes);
-          fromUpper[q] = __shfl_sync(kFullWarp, prev[q][0], upperLane, L::kLanes);
-        }
-        constexpr uint32_t kFar = kDpx ? 0x3FFFu * 0x10001u : 0x3FFFu;
-        const uint32_t spread = kDpx ? 0x10001u : 1u;  // a value in each half
-        const uint32_t jumps = (minPrev + p2) * spread, minPrevs = minPrev * spread, p1s = p.p1 * spread;
-        uint32_t least = kFar, packed[kRuns];
+          packed[q] = kDpx ? __byte_perm(next[q][0], next[q][1], 0x6420)
+                           : next[q][0] | next[q][1] << 8 | next[q][2] << 16 | next[q][3] << 24;
 #pragma unroll
-        for (int q = 0; q < kRuns; ++q) {
-          const uint32_t below = part > 0 ? fromLower[q] : q > 0 ? fromLower[q - 1] : kFar;
-          const uint32_t above = part < L::kLanes - 1 ? fromUpper[q] : q < kRuns - 1 ? fromUpper[q + 1] : kFar;
-          uint32_t next[kWords];
-          pathRun<kDpx>(prev[q], below, above, matching[q], p1s, jumps, minPrevs, next, least);
-          packed[q] =
-              kDpx ? __byte_perm(next[0], next[1], 0x6420) : next[0] | next[1] << 8 | next[2] << 16 | next[3] << 24;
-#pragma unroll
-          for (int j = 0; j < kWords; ++j) sum[q][j] += next[j];
+          for (int j = 0; j < kWords; ++j) sum[q][j] += next[q][j];
         }
-        const int lowest =
-            walkerMin<L::kLanes, false>(static_cast<int>(kDpx ? min(least & 0xFFFF, least >> 16) : least));
         if (active) {
           uint8_t* to = costs + ((direction * 2 + written) * a.slots + slot) * D;
           *reinterpret_cast<uint4*>(to + part * 16) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
