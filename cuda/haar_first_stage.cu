@@ -1,6 +1,7 @@
 // The cascade's first stage on every window position of every level, from a tile's integrals in
 // shared memory, then OpenCV's skip rule along each row.
 #include "cuda/cuda_check.hpp"
+#include "cuda/haar_norm.hpp"
 #include "cuda/haar_tile.cuh"
 #include "cuda/shared_memory.cuh"
 
@@ -13,7 +14,8 @@ constexpr int kRowWarps = 4;
 
 // Code per window position: -1 flat (variance rule), 0 rejected by stage 0, 1 passed. The squared
 // integral gives each window's sum of squares first; the same shared memory then holds the
-// integral for the sums and the stage's rectangles.
+// integral for the sums and the stage's rectangles. The variance normalisation is OpenCV's double
+// arithmetic's result without FP64 (cuda/haar_norm.hpp).
 __global__ void __launch_bounds__(kThreads, 4) firstStage(CascadeArgs c, PyramidArgs a, int8_t* codes, float* norms) {
   extern __shared__ uint32_t integral[];
   __shared__ uint32_t squares[kWindowTileX * kWindowTileY];  // each window's sum of squares
@@ -29,20 +31,19 @@ __global__ void __launch_bounds__(kThreads, 4) firstStage(CascadeArgs c, Pyramid
   }
   __syncthreads();  // every square read before the sums overwrite them
   buildIntegral<false>(integral, t);
-  const double area = static_cast<double>(nw) * nh;
+  const int area = nw * nh;
   for (int p = threadIdx.x; p < kWindowTileX * kWindowTileY; p += kThreads) {
     TileWindow w = tileWindow(t, p);
     if (!w.valid) continue;
     const uint32_t* at = integral + w.y * t.pitch + w.x;
-    int32_t valsum = rectSum(at, inset);
-    double nf = __dsub_rn(__dmul_rn(area, static_cast<double>(squares[p])),
-                          __dmul_rn(static_cast<double>(valsum), static_cast<double>(valsum)));
+    const int32_t valsum = rectSum(at, inset);
+    // OpenCV's area * squares - valsum^2 in double is exact (below 2^46), so equal to this.
+    const long long nf = static_cast<long long>(area) * squares[p] - static_cast<long long>(valsum) * valsum;
     int8_t code = -1;
     float norm = 0.f;
-    if (nf > 0.) {
-      norm = static_cast<float>(__ddiv_rn(1., __dsqrt_rn(nf)));
-      if (__dmul_rn(area, static_cast<double>(norm)) < 1e-1)
-        code = stageSum(c, 0, at, norm, 0, 1) >= __ldg(&c.stages[0].threshold) ? 1 : 0;
+    if (nf > 0) {
+      norm = inverseSqrt(static_cast<uint64_t>(nf));
+      if (belowTenth(area, norm)) code = stageSum(c, 0, at, norm, 0, 1) >= __ldg(&c.stages[0].threshold) ? 1 : 0;
     }
     codes[w.index] = code;
     norms[w.index] = norm;

@@ -7,6 +7,7 @@
 #if POLARPIPE_HAS_CUDA
 #include "cuda/cuda_check.hpp"
 #include "cuda/haar.cuh"
+#include "cuda/haar_norm.hpp"
 #include "cuda/luma.cuh"
 #include "pipeline/device_buffer.hpp"
 #endif
@@ -129,6 +130,11 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
     s.geometry.push_back(g);
   }
   s.capacity = static_cast<int>(std::max<size_t>(windows, 1));
+  if ((c.width - 2) * (c.height - 2) >= kMaxNormArea)
+    throw std::invalid_argument("face_detect: the cascade's " + std::to_string(c.width) + "x" +
+                                std::to_string(c.height) +
+                                " window is too large for the CUDA backend's variance normalisation (at most " +
+                                std::to_string(kMaxNormArea - 1) + " pixels inside its border); use backend cpu");
   const int bits = fixedPointBits(c), pitch = tilePitch(c.width);
   std::vector<GpuStump> stumps;
   for (const Stump& st : c.stumps) {

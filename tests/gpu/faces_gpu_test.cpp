@@ -1,7 +1,8 @@
 // CUDA face detection against the CPU reference: the same raw windows (minNeighbors 0), in the
 // same order, and so the same grouped faces, on real pictures of several sizes and on noise (the
 // stage sums are exact on both sides); a picture smaller than the window gives nothing and no
-// error; a cascade whose sums cannot be exact in 64-bit integers is refused by name.
+// error; a cascade whose sums cannot be exact in 64-bit integers, or whose window is too large for the
+// exact variance normalisation, is refused by name.
 #include "pipeline/image_io.hpp"
 #include "stages/faces/faces.hpp"
 #include "tests/support.hpp"
@@ -60,6 +61,20 @@ TEST(CudaFaces, RefuseACascadeWhoseSumsWouldRound) {
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("53 bits"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("backend cpu"), std::string::npos) << e.what();
+  }
+}
+
+// The exact variance normalisation takes windows of fewer than 2^14 pixels inside their border.
+TEST(CudaFaces, RefuseAWindowTooLargeForTheExactNormalisation) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  Cascade cascade = loadCascade(test::dataFile("cascades/haarcascade_frontalface_default.xml"));
+  cascade.width = cascade.height = 130;
+  try {
+    FaceDetectorCuda(cascade, DetectParams{}, 256, 256);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("130x130 window is too large"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("backend cpu"), std::string::npos) << e.what();
   }
 }
