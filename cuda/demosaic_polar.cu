@@ -106,6 +106,11 @@ __device__ __forceinline__ void storeChunk(uint8_t, uint32_t* dst, uint4 v) {
   reinterpret_cast<uint4*>(dst)[1] = make_uint4(spread(v.z, 0), spread(v.z, 1), spread(v.w, 0), spread(v.w, 1));
 }
 __device__ __forceinline__ void storeChunk(uint16_t, uint32_t* dst, uint4 v) { *reinterpret_cast<uint4*>(dst) = v; }
+// Four tile words of 16-bit samples cut to their top 8 bits (sampleShift) for 8-bit arithmetic.
+__device__ __forceinline__ void storeChunkTopBits(uint32_t* dst, uint4 v, int shift) {
+  auto top = [shift](uint32_t w) { return (w >> shift) & 0x00FF00FFu; };
+  *reinterpret_cast<uint4*>(dst) = make_uint4(top(v.x), top(v.y), top(v.z), top(v.w));
+}
 
 // Bytes of a packed format's chunk of four pixel pairs (8 samples): 12, or 10 for Mono10p.
 __host__ __device__ __forceinline__ int packedChunkBytes(RawFormat f) {
@@ -151,10 +156,11 @@ __device__ __forceinline__ uint4 unpackChunk(RawFormat f, const uint8_t* p) {
 }
 
 // One thread's chunk column of the tile: a chunk (16 raw bytes, or a packed chunk of format F,
-// unpacked) from every kRowsApart-th tile row from firstRow, at `byte` into each source row.
+// unpacked) from every kRowsApart-th tile row from firstRow, at `byte` into each source row. T is
+// the arithmetic's sample type: 8-bit from wider raw takes each sample's top bits (`shift`).
 template <class T, RawFormat F, int kPerChunk, int kRowsApart, class SourceRow>
 __device__ __forceinline__ void copyChunks(Tile& tile, const ImageView<const uint8_t>& raw, const SourceRow& sourceRow,
-                                           int firstRow, int chunk, int byte) {
+                                           int firstRow, int chunk, int byte, int shift) {
   constexpr int kPasses = (kRawTileH + kRowsApart - 1) / kRowsApart;
   uint4 v[kPasses];
 #pragma unroll
@@ -169,55 +175,62 @@ __device__ __forceinline__ void copyChunks(Tile& tile, const ImageView<const uin
 #pragma unroll
   for (int i = 0; i < kPasses; ++i)
     if (firstRow + i * kRowsApart < kRawTileH)
-      storeChunk(T{}, tileAt(tile, firstRow + i * kRowsApart, kPerChunk * chunk), v[i]);
+      if constexpr (sizeof(T) == 1 && F != RawFormat::mono8)
+        storeChunkTopBits(tileAt(tile, firstRow + i * kRowsApart, kPerChunk * chunk), v[i], shift);
+      else
+        storeChunk(T{}, tileAt(tile, firstRow + i * kRowsApart, kPerChunk * chunk), v[i]);
 }
 
 // Loads the block's tile. Sub-image coordinates are reflected at the borders, so every angle
 // keeps its Bayer phase. Rows of 16-byte aligned frames are copied 16 bytes at a time (Mono12p: 12
 // packed bytes, unpacked) from their (reflected) source rows; only the window columns that no whole
 // chunk inside the row covers are read sample by sample (border blocks reading every sample that
-// way dominated the time).
-template <class T> __device__ __forceinline__ void loadTile(Tile& tile, const Settings& s,
-                                                            const ImageView<const uint8_t>& raw, int x0, int y0,
-                                                            int subW, int subH) {
+// way dominated the time). kWideRaw: the raw samples take 16 bits (or are packed), so a chunk
+// holds 8 of them, not 16.
+template <class T, bool kWideRaw> __device__ __forceinline__ void loadTile(Tile& tile, const Settings& s,
+                                                                           const ImageView<const uint8_t>& raw, int x0,
+                                                                           int y0, int subW, int subH) {
   int tid = threadIdx.y * kThreadsX + threadIdx.x;
   auto sourceRow = [&](int ty) { return 2 * tileSource(y0 - 2 + ty / 2, subH) + (ty & 1); };
   int first = x0 - kTileLead;  // the sub-image column of tile column 0
   int leftEnd = kWindowEnd, rightBegin = kWindowEnd,
       rightEnd = kWindowEnd;  // columns read sample by sample: [kWindowBegin, leftEnd), [rightBegin, rightEnd)
   // Packed formats (16-bit samples in the tile): chunks of 10 or 12 packed bytes, unpacked into the same 4 words.
-  bool packed = isPacked(s.format);
+  const bool packed = kWideRaw && isPacked(s.format);  // known false for 8-bit raw
   if (packed ? raw.rowsAligned(4) : raw.rowsAligned(16)) {
     // A thread copies one chunk column of every kRowsApart-th row: the divisions once, the loads together.
-    constexpr int kPerChunk = 8 / static_cast<int>(sizeof(T)), kChunks = kTileWords / kPerChunk,
-                  kRowsApart = kThreads / kChunks;
+    constexpr int kPerChunk = kWideRaw ? 4 : 8, kChunks = kTileWords / kPerChunk, kRowsApart = kThreads / kChunks;
     int chunkBytes = packed ? packedChunkBytes(s.format) : 16,
         rowBytes = subW * chunkBytes / kPerChunk;  // subW is even for every packing
     if (tid < kRowsApart * kChunks) {
       int chunk = tid % kChunks, firstRow = tid / kChunks, byte = (first + kPerChunk * chunk) * chunkBytes / kPerChunk;
       if (byte >= 0 && byte + chunkBytes <= rowBytes) {
         // One copy loop per packing, chosen once, so each keeps its own registers.
-        if constexpr (sizeof(T) == 2) {
+        const int shift = s.sampleShift;
+        if constexpr (kWideRaw) {
           switch (s.format) {
             case RawFormat::mono10p:
-              copyChunks<T, RawFormat::mono10p, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte);
+              copyChunks<T, RawFormat::mono10p, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte,
+                                                                       shift);
               break;
             case RawFormat::mono12p:
-              copyChunks<T, RawFormat::mono12p, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte);
+              copyChunks<T, RawFormat::mono12p, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte,
+                                                                       shift);
               break;
             case RawFormat::mono10packed:
-              copyChunks<T, RawFormat::mono10packed, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk,
-                                                                            byte);
+              copyChunks<T, RawFormat::mono10packed, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte,
+                                                                            shift);
               break;
             case RawFormat::mono12packed:
-              copyChunks<T, RawFormat::mono12packed, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk,
-                                                                            byte);
+              copyChunks<T, RawFormat::mono12packed, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte,
+                                                                            shift);
               break;
             default:
-              copyChunks<T, RawFormat::mono16, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte);
+              copyChunks<T, RawFormat::mono16, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte,
+                                                                      shift);
           }
         } else {
-          copyChunks<T, RawFormat::mono8, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte);
+          copyChunks<T, RawFormat::mono8, kPerChunk, kRowsApart>(tile, raw, sourceRow, firstRow, chunk, byte, shift);
         }
       }
     }
@@ -232,8 +245,8 @@ template <class T> __device__ __forceinline__ void loadTile(Tile& tile, const Se
     int ty = i / columns, j = i - ty * columns, k = j < left ? kWindowBegin + j : rightBegin + j - left,
         rawRow = sourceRow(ty);
     int x = 2 * tileSource(first + k, subW);
-    *tileAt(tile, ty, k) = static_cast<uint32_t>(rawSample(raw, s.format, x, rawRow)) |
-                           static_cast<uint32_t>(rawSample(raw, s.format, x + 1, rawRow)) << 16;
+    *tileAt(tile, ty, k) = static_cast<uint32_t>(sampleOf(raw, s, x, rawRow)) |
+                           static_cast<uint32_t>(sampleOf(raw, s, x + 1, rawRow)) << 16;
   }
 }
 
@@ -488,7 +501,7 @@ constexpr int kAngleBlocksPerSm = 6;
 constexpr int kAngleBlocksPerSm = 10;
 #endif
 
-template <int C00, int C10, int C01, int C11, bool Stokes, bool Products, class T>
+template <int C00, int C10, int C01, int C11, bool Stokes, bool Products, class T, bool kWideRaw>
 __global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? kAngleBlocksPerSm : 1)
     demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
                    PositionWeights weights) {
@@ -499,7 +512,7 @@ __global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? kAn
                           ? Staging<T>{reinterpret_cast<T*>(tile), static_cast<int>(sizeof(tile[0]) / sizeof(T))}
                           : Staging<T>{wideStaging, 2 * Staging<T>::kPlane};
   int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
-  loadTile<T>(tile, s, raw, x0, y0, subW, subH);
+  loadTile<T, kWideRaw>(tile, s, raw, x0, y0, subW, subH);
   __syncthreads();
   int x = x0 + kSpanX * threadIdx.x, y = y0 + 2 * threadIdx.y;  // the thread's first pixel
   int count = y < subH ? min(kSpanX, subW - x) : 0;  // its pixels a row inside the image (sub-image sizes are even)
@@ -538,16 +551,30 @@ __global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? kAn
                                  count, maxv);
 }
 
+template <int C00, int C10, int C01, int C11, class T, bool kWideRaw>
+void launchColourFrom(const Settings& s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
+                      const PositionWeights& w, cudaStream_t stream) {
+  dim3 block(kThreadsX, kThreadsY), grid((subW + kTileW - 1) / kTileW, (subH + kTileH - 1) / kTileH);
+  if (out.wantsProducts())
+    demosaicColour<C00, C10, C01, C11, true, true, T, kWideRaw><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
+  else if (out.wantsStokes())
+    demosaicColour<C00, C10, C01, C11, true, false, T, kWideRaw>
+        <<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
+  else
+    demosaicColour<C00, C10, C01, C11, false, false, T, kWideRaw>
+        <<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
+}
+
+// 16-bit planes come from wide raw; 8-bit ones from mono8, or from wider raw cut to 8 bits.
 template <int C00, int C10, int C01, int C11, class T>
 void launchColour(const Settings& s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
                   const PositionWeights& w, cudaStream_t stream) {
-  dim3 block(kThreadsX, kThreadsY), grid((subW + kTileW - 1) / kTileW, (subH + kTileH - 1) / kTileH);
-  if (out.wantsProducts())
-    demosaicColour<C00, C10, C01, C11, true, true, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
-  else if (out.wantsStokes())
-    demosaicColour<C00, C10, C01, C11, true, false, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
+  if constexpr (sizeof(T) == 2)
+    launchColourFrom<C00, C10, C01, C11, T, true>(s, raw, subW, subH, out, w, stream);
+  else if (s.format != RawFormat::mono8)
+    launchColourFrom<C00, C10, C01, C11, T, true>(s, raw, subW, subH, out, w, stream);
   else
-    demosaicColour<C00, C10, C01, C11, false, false, T><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
+    launchColourFrom<C00, C10, C01, C11, T, false>(s, raw, subW, subH, out, w, stream);
 }
 
 // Mono, half resolution: a thread per four super-pixels side by side, so that 8 and 16-bit raw
@@ -583,11 +610,14 @@ template <class T, bool Products> __global__ void demosaicMonoHalf(Settings s, I
       for (int i = 0; i < 2 * kMonoGroup; ++i)
         sample[r][i] = x0 + i / 2 < outW ? rawSample(raw, s.format, 2 * x0 + i, 2 * y + r) : 0;
     }
+    if (s.sampleShift)
+#pragma unroll
+      for (int i = 0; i < 2 * kMonoGroup; ++i) sample[r][i] = (sample[r][i] >> s.sampleShift) & 0xFF;
   }
   int count = min(kMonoGroup, outW - x0);
   const uint8_t* at = s.layout.angleAt;
   bool polarization = out.template wantsPolarization<Products>();
-  int maxv = maxValue(s.format);
+  int maxv = sampleMax(s);
   T angle[4][kMonoGroup], s0[kMonoGroup], minimum[kMonoGroup], maximum[kMonoGroup], polarizer[kMonoGroup];
   float s1[kMonoGroup], s2[kMonoGroup], dolpRun[kMonoGroup], aolpRun[kMonoGroup], normals[3 * kMonoGroup];
   uint8_t visual[3 * kMonoGroup], normalColours[3 * kMonoGroup];
@@ -642,13 +672,13 @@ __global__ void demosaicMonoFull(Settings s, ImageView<const uint8_t> raw, int o
     int xb = (sx & 1) ? xa + 1 : xa, yb = (sy & 1) ? ya + 1 : ya;
     int n = (xb != xa ? 2 : 1) * (yb != ya ? 2 : 1);
     auto at = [&](int sxi, int syi) {
-      return rawSample(raw, s.format, 2 * reflect101(sxi, subW) + ox, 2 * reflect101(syi, subH) + oy);
+      return sampleOf(raw, s, 2 * reflect101(sxi, subW) + ox, 2 * reflect101(syi, subH) + oy);
     };
     int sum = at(xa, ya) + (xb != xa ? at(xb, ya) : 0) + (yb != ya ? at(xa, yb) : 0) + (n == 4 ? at(xb, yb) : 0);
     value[k] = (sum + n / 2) / n;
     if (out.angle[k].data) out.angle[k].at(x, y) = static_cast<T>(value[k]);
   }
-  MonoStokes<T, true> d(value, s, out, out.wantsPolarization(), maxValue(s.format));
+  MonoStokes<T, true> d(value, s, out, out.wantsPolarization(), sampleMax(s));
   if (out.s0.data) out.s0.at(x, y) = d.s0;
   if (out.s1.data) out.s1.at(x, y) = d.s1;
   if (out.s2.data) out.s2.at(x, y) = d.s2;

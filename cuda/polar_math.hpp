@@ -43,6 +43,9 @@ struct Settings {
   float polarizerCos = 1.f, polarizerSin = 0.f;  // cos 2t, sin 2t of the virtual polarizer's angle t
   float refractiveIndex = 1.5f;                  // of the surface, for normals
   float minDolp = 0.02f;                         // normals: pixels less polarized than this are invalid
+  // Bits each raw sample drops before the demosaic (depth u8 from wider raw: the top 8 of its
+  // format's bits, as the camera's Mono8 would give); 0 keeps them all.
+  uint8_t sampleShift = 0;
 };
 
 // The planes one pass can produce; empty views are skipped.
@@ -83,6 +86,16 @@ PP_HD int maxValue(RawFormat f) {
     default: return 4095;
   }
 }
+// Bits of a format's samples.
+PP_HD int sampleBits(RawFormat f) {
+  int bits = 0;
+  for (int m = maxValue(f); m > 0; m >>= 1) ++bits;
+  return bits;
+}
+// The largest sample the demosaic works on: 8-bit for mono8 and for samples cut to their top 8 bits.
+PP_HD int sampleMax(const Settings& s) { return s.sampleShift ? 255 : maxValue(s.format); }
+// Whether the planes in the samples' range are 16-bit (else 8-bit).
+PP_HD bool wideSamples(const Settings& s) { return s.format != RawFormat::mono8 && s.sampleShift == 0; }
 // The raw plane holds 16-bit words (else bytes).
 PP_HD constexpr bool isWide(RawFormat f) {
   return f == RawFormat::mono10 || f == RawFormat::mono12 || f == RawFormat::mono16;
@@ -284,6 +297,13 @@ PP_HD int rawSample(const ImageView<const uint8_t>& raw, RawFormat format, int x
     case RawFormat::mono12packed: return (x & 1) ? (pair[2] << 4) | (pair[1] >> 4) : (pair[0] << 4) | (pair[1] & 0x0F);
     default: return reinterpret_cast<const uint16_t*>(row)[x];
   }
+}
+
+// The sample the demosaic works on: the raw one, or with sampleShift its top 8 bits (bits above the
+// format's width, which a camera should never send, are ignored).
+PP_HD int sampleOf(const ImageView<const uint8_t>& raw, const Settings& s, int x, int y) {
+  const int v = rawSample(raw, s.format, x, y);
+  return s.sampleShift ? (v >> s.sampleShift) & 0xFF : v;
 }
 
 }  // namespace pp::polar

@@ -7,7 +7,7 @@
 namespace pp::demosaic {
 
 std::vector<PlaneSpec> planesFor(const Settings& s, const std::vector<std::string>& outputs) {
-  bool wide = s.format != RawFormat::mono8;
+  bool wide = polar::wideSamples(s);
   int channels = s.mosaic == Mosaic::rggb ? 3 : 1;
   Format sample{wide ? Depth::u16 : Depth::u8, channels};
   std::vector<PlaneSpec> planes;
@@ -64,7 +64,7 @@ template <class T> void runTyped(const Settings& s, const Image& raw, const std:
 
 void run(const Settings& s, const Image& raw, const std::map<std::string, Image*>& outputs, bool cuda,
          StreamHandle stream) {
-  if (s.format == RawFormat::mono8)
+  if (!polar::wideSamples(s))
     runTyped<uint8_t>(s, raw, outputs, cuda, stream);
   else
     runTyped<uint16_t>(s, raw, outputs, cuda, stream);

@@ -20,7 +20,8 @@ using polar::RawFormat;
 using polar::Settings;
 
 // Output names as the config and the CLI know them, and what each holds in one line. Planes in
-// "the samples' range" are u8 for mono8 and u16 otherwise, with a colour sensor's three channels.
+// "the samples' range" are u8 for mono8 (or with depth u8) and u16 otherwise, with a colour
+// sensor's three channels.
 const std::vector<std::pair<std::string, std::string>>& outputMeanings();
 const std::vector<std::string>& outputNames();
 const char* angleName(int k);  // "angle_0" ...
@@ -36,6 +37,7 @@ const std::string& rawFormatName(RawFormat format);
 struct DemosaicParams {
   std::string mosaic = "polar_rggb";
   std::string pixel_format = "mono8";
+  std::string depth = "keep";
   std::vector<int> angles = {90, 45, 135, 0};
   std::string bayer = "rggb";
   std::string resolution = "half";

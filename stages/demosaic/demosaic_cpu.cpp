@@ -23,7 +23,7 @@ SubImage extract(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, 
   s.layout.offsetOf(k, ox, oy);
   SubImage sub{rawWidth / 2, raw.height / 2, {}};
   for (int y = 0; y < sub.height; ++y)
-    for (int x = 0; x < sub.width; ++x) sub.v.push_back(rawSample(raw, s.format, 2 * x + ox, 2 * y + oy));
+    for (int x = 0; x < sub.width; ++x) sub.v.push_back(sampleOf(raw, s, 2 * x + ox, 2 * y + oy));
   return sub;
 }
 
@@ -36,7 +36,7 @@ int convolve(const SubImage& sub, int x, int y, const int (&kernel)[5][5]) {
 
 // Malvar-He-Cutler at one pixel of a Bayer sub-image.
 void mhc(const Settings& s, const SubImage& sub, int x, int y, int rgb[3]) {
-  int maxv = maxValue(s.format);
+  int maxv = sampleMax(s);
   int here = s.layout.colour(x, y);
   rgb[here] = sub.at(x, y);
   if (here == G) {
@@ -78,7 +78,7 @@ void demosaicCpu(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, 
   bool colour = s.mosaic == Mosaic::rggb;
   int channels = colour ? 3 : 1;
   int width = s.fullResolution ? rawWidth : rawWidth / 2, height = s.fullResolution ? raw.height : raw.height / 2;
-  float maxv = static_cast<float>(maxValue(s.format));
+  float maxv = static_cast<float>(sampleMax(s));
   for (int y = 0; y < height; ++y)
     for (int x = 0; x < width; ++x) {
       int value[4][3];  // [angle][channel]
@@ -101,7 +101,7 @@ void demosaicCpu(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, 
                            static_cast<float>(value[2][c]), static_cast<float>(value[3][c]));
         storef(out.s1, x, y, c, st.s1);
         storef(out.s2, x, y, c, st.s2);
-        int top = maxValue(s.format);
+        int top = sampleMax(s);
         if (out.minimum.data) out.minimum.at(x, y, c) = static_cast<T>(leastPassed(st, top));
         if (out.maximum.data) out.maximum.at(x, y, c) = static_cast<T>(mostPassed(st, top));
         if (out.polarizer.data) out.polarizer.at(x, y, c) = static_cast<T>(passedAt(st, s, top));

@@ -27,6 +27,11 @@ const ParamSchema<DemosaicParams>& demosaicParamSchema() {
                "raw samples: mono8; mono10, mono12, mono16 (u16 plane); packed as the camera sends them (u8 plane): "
                "mono10p, mono12p (PFNC), mono10packed, mono12packed (GigE Vision's older packing)",
                oneOf(rawFormatNames()))
+          .add("depth", &DemosaicParams::depth,
+               "planes in the samples' range: keep (u8 for mono8, u16 for 10 to 16-bit raw) or u8 (each sample's top "
+               "8 bits, as the camera's Mono8 would give, demosaiced as 8-bit raw: for 8-bit stages such as "
+               "stereo_sgm and face_detect, while the raw frames keep every bit)",
+               oneOf({"keep", "u8"}))
           .add("angles", &DemosaicParams::angles,
                "polarizer angle at each pixel of the 2x2 block, row-major (IMX250MZR and MYR: 90, 45, 135, 0)",
                permutationOf({0, 45, 90, 135}))
@@ -52,6 +57,7 @@ Settings settingsOf(const DemosaicParams& p) {
   Settings s;
   s.mosaic = p.mosaic == "polar_mono" ? Mosaic::mono : Mosaic::rggb;
   s.format = rawFormatOf(p.pixel_format);
+  if (p.depth == "u8") s.sampleShift = static_cast<uint8_t>(polar::sampleBits(s.format) - 8);
   for (int i = 0; i < 4; ++i) s.layout.angleAt[i] = static_cast<uint8_t>(p.angles[static_cast<size_t>(i)] / 45);
   static const std::map<std::string, std::array<uint8_t, 4>> bayers = {
       {"rggb", {polar::R, polar::G, polar::G, polar::B}},

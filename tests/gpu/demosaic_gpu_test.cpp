@@ -47,6 +47,7 @@ struct RandomCase {
   RawFormat format;
   bool full;
   int width, height;
+  bool topBits = false;  // depth u8: 8-bit planes from the samples' top 8 bits
 };
 
 class RandomRaw : public ::testing::TestWithParam<RandomCase> {};
@@ -61,6 +62,7 @@ TEST_P(RandomRaw, CudaMatchesTheCpuReference) {
   s.layout = {{3, 0, 1, 2}, {polar::G, polar::B, polar::R, polar::G}};  // a non-default angle order and Bayer phase
   s.polarizerCos = std::cos(2 * 0.6f), s.polarizerSin = std::sin(2 * 0.6f);  // and polarizer
   s.refractiveIndex = 1.7f;
+  if (c.topBits) s.sampleShift = static_cast<uint8_t>(polar::sampleBits(c.format) - 8);
   int planeWidth = demosaic::rawPlaneWidth(c.format, c.width);
   bool wide = polar::isWide(c.format);
   for (int round = 0; round < 3; ++round) {  // fresh inputs each time
@@ -71,7 +73,8 @@ TEST_P(RandomRaw, CudaMatchesTheCpuReference) {
       copyImage(raw, padded, nullptr);
       raw = std::move(padded);
     }
-    if (wide)  // within the format's bits (any byte decodes in the packed formats)
+    if (wide && !c.topBits)  // within the format's bits (any byte decodes in the packed formats); cut to 8
+                             // bits, the bits above are ignored
       for (int y = 0; y < c.height; ++y)
         for (int x = 0; x < c.width; ++x)
           raw.view<uint16_t>().at(x, y) &= static_cast<uint16_t>(polar::maxValue(c.format));
@@ -103,7 +106,16 @@ INSTANTIATE_TEST_SUITE_P(
                       RandomCase{Mosaic::mono, RawFormat::mono10p, false, 4 * 41, 2 * 11},
                       RandomCase{Mosaic::rggb, RawFormat::mono12packed, false, 4 * 51, 4 * 17},
                       RandomCase{Mosaic::mono, RawFormat::mono10packed, true, 2 * 33, 2 * 13},
-                      RandomCase{Mosaic::rggb, RawFormat::mono10, false, 4 * 33, 4 * 9}));
+                      RandomCase{Mosaic::rggb, RawFormat::mono10, false, 4 * 33, 4 * 9},
+                      // depth u8: the 8-bit kernels from 16-bit and packed chunks, and sample by sample
+                      RandomCase{Mosaic::rggb, RawFormat::mono12p, false, 2448 / 4 + 4 * 7, 4 * 37, true},
+                      RandomCase{Mosaic::rggb, RawFormat::mono16, false, 4 * 51, 4 * 17, true},
+                      RandomCase{Mosaic::rggb, RawFormat::mono12, false, 4 * 33, 4 * 9, true},
+                      RandomCase{Mosaic::rggb, RawFormat::mono10p, false, 4 * 51, 4 * 17, true},
+                      RandomCase{Mosaic::rggb, RawFormat::mono12packed, false, 12, 8, true},
+                      RandomCase{Mosaic::mono, RawFormat::mono12p, false, 2 * 4 * 35 + 2 * 3, 2 * 9, true},
+                      RandomCase{Mosaic::mono, RawFormat::mono12, false, 2 * 4 * 9, 2 * 13, true},
+                      RandomCase{Mosaic::mono, RawFormat::mono10packed, true, 2 * 33, 2 * 13, true}));
 
 TEST(SyntheticFrames, CudaMatchesTheCpuReferenceOnRealPictures) {
   REQUIRE_GPU();

@@ -160,6 +160,39 @@ TEST(RawFormats, PackedFormatsGiveTheSameResultAsUnpacked) {
   EXPECT_EQ(outW, 12) << "30 bytes of Mono10p are 24 pixels";
 }
 
+// depth u8: a 10, 12 or 16-bit frame (any packing) gives, in 8-bit planes, exactly what the
+// same frame's top 8 bits give as mono8 (the camera's Mono8), every output, colour and mono.
+TEST(RawFormats, DepthU8IsTheTopEightBitsDemosaicedAsMono8) {
+  int w = 48, h = 24;
+  for (RawFormat format : {RawFormat::mono10, RawFormat::mono12, RawFormat::mono16, RawFormat::mono10p,
+                           RawFormat::mono12p, RawFormat::mono10packed, RawFormat::mono12packed}) {
+    SCOPED_TRACE(rawFormatName(format));
+    DemosaicParams p;
+    p.pixel_format = rawFormatName(format);
+    p.depth = "u8";
+    Settings cut = settingsOf(p), eight = cut;
+    EXPECT_EQ(cut.sampleShift, polar::sampleBits(format) - 8);
+    eight.format = RawFormat::mono8, eight.sampleShift = 0;
+    Image samples({Depth::u16, 1}, w, h, MemoryKind::host), top({Depth::u8, 1}, w, h, MemoryKind::host);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        auto v = static_cast<uint16_t>(test::rng()() % (polar::maxValue(format) + 1));
+        samples.view<uint16_t>().at(x, y) = v;
+        top.view<uint8_t>().at(x, y) = static_cast<uint8_t>(v >> cut.sampleShift);
+      }
+    Image raw = polar::isPacked(format) ? test::packRaw(samples, format) : std::move(samples);
+    for (auto [mosaic, full] : {std::pair{Mosaic::rggb, false}, {Mosaic::mono, false}, {Mosaic::mono, true}}) {
+      cut.mosaic = eight.mosaic = mosaic, cut.fullResolution = eight.fullResolution = full;
+      auto a = demosaicPlanes(cut, raw, outputNames(), false), b = demosaicPlanes(eight, top, outputNames(), false);
+      ASSERT_EQ(a.at("s0").format().depth, Depth::u8);
+      for (const auto& [name, img] : b) EXPECT_TRUE(test::samePixels(a.at(name), img)) << name;
+    }
+  }
+  DemosaicParams keep;
+  keep.pixel_format = "mono12p";
+  EXPECT_EQ(planesFor(settingsOf(keep), {"s0"}).at(0).format.depth, Depth::u16) << "depth keep: every bit";
+}
+
 TEST(BadInput, RawSizesThatDoNotFitThePeriod) {
   Settings colour, mono;
   mono.mosaic = Mosaic::mono;

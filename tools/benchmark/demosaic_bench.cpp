@@ -10,10 +10,12 @@ namespace {
 
 class DemosaicRun : public bench::Run {
  public:
-  DemosaicRun(Mosaic mosaic, RawFormat format, std::vector<std::string> outputs, bench::Size size, int sets, bool cuda)
+  DemosaicRun(Mosaic mosaic, RawFormat format, bool topBits, std::vector<std::string> outputs, bench::Size size,
+              int sets, bool cuda)
       : cuda_(cuda) {
     s_.mosaic = mosaic;
     s_.format = format;
+    if (topBits) s_.sampleShift = static_cast<uint8_t>(polar::sampleBits(format) - 8);
     int w = size.width / 4 * 4, h = size.height / 4 * 4;
     MemoryKind memory = cuda ? MemoryKind::device : MemoryKind::host;
     std::mt19937 rng(7);
@@ -55,14 +57,17 @@ class DemosaicRun : public bench::Run {
   double bytes_ = 0, pixels_ = 0;
 };
 
+// topBits: depth u8 (8-bit planes from the samples' top 8 bits).
 void add(const std::string& name, Mosaic mosaic, std::vector<std::string> outputs, const std::string& summary,
-         RawFormat format = RawFormat::mono8) {
+         RawFormat format = RawFormat::mono8, bool topBits = false) {
   bench::registry().push_back({"demosaic/" + name, summary, true, [=](bench::Size size, int sets) {
-                                 return std::make_unique<DemosaicRun>(mosaic, format, outputs, size, sets, true);
+                                 return std::make_unique<DemosaicRun>(mosaic, format, topBits, outputs, size, sets,
+                                                                      true);
                                }});
   bench::registry().push_back(
-      {"demosaic/" + name + "/cpu", summary + " (CPU reference)", false,
-       [=](bench::Size size, int) { return std::make_unique<DemosaicRun>(mosaic, format, outputs, size, 1, false); }});
+      {"demosaic/" + name + "/cpu", summary + " (CPU reference)", false, [=](bench::Size size, int) {
+         return std::make_unique<DemosaicRun>(mosaic, format, topBits, outputs, size, 1, false);
+       }});
 }
 
 [[maybe_unused]] const bool registered = [] {
@@ -82,6 +87,12 @@ void add(const std::string& name, Mosaic mosaic, std::vector<std::string> output
       RawFormat::mono12p);
   add("rggb12p-s0-dolp-aolp", Mosaic::rggb, {"s0", "dolp", "aolp"},
       "12-bit packed colour raw (unpacked in the read): S0, DoLP, AoLP", RawFormat::mono12p);
+  add("rggb12p-angles-u8", Mosaic::rggb, {"angles"},
+      "12-bit packed colour raw (unpacked in the read) with depth u8: four RGB8 angle images from the samples' top 8 "
+      "bits",
+      RawFormat::mono12p, true);
+  add("rggb12p-s0-dolp-aolp-u8", Mosaic::rggb, {"s0", "dolp", "aolp"},
+      "12-bit packed colour raw (unpacked in the read) with depth u8: S0, DoLP, AoLP", RawFormat::mono12p, true);
   add("rggb10p-angles", Mosaic::rggb, {"angles"},
       "10-bit PFNC-packed colour raw (Mono10p, read sample by sample): four RGB16 angle images", RawFormat::mono10p);
   add("rggb12packed-angles", Mosaic::rggb, {"angles"},
