@@ -823,6 +823,45 @@ TEST(Aravis, PackedFramesAreDemosaicedAsTheyCome) {
                       "mono12p (set pixel_format: mono12packed)");
 }
 
+// A 12-bit camera into an 8-bit stage: with depth keep, S0 is 16-bit and face_detect's input refuses
+// it by name; with depth u8 the graph runs, and its S0 is the demosaic of the samples' top 8 bits.
+TEST(Aravis, TwelveBitFramesFeedEightBitStagesWithDepthU8) {
+  test::TempDir dir;
+  FakeCamera fake("127.0.0.1", "PPTWELVE", 0, polarizationCameraXml(dir));
+  const std::string source = cameraSource("cam", "PPTWELVE", ", mosaic: polar_mono", "Mono12p");
+  auto yaml = [&](const std::string& depth) {
+    return "sources:\n" + source +
+           "stages:\n  - {name: polar, type: demosaic, inputs: {raw: cam.raw}, params: {mosaic: polar_mono, "
+           "pixel_format: mono12p, depth: " +
+           depth +
+           ", outputs: [s0]}}\n  - {name: faces, type: face_detect, inputs: {image: polar.s0}, params: {cascade: " +
+           test::dataFile("cascades/haarcascade_frontalface_default.xml") +
+           "}}\nsinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw, s0: polar.s0}, params: {key: twelve}}\n"
+           "  - {name: found, type: detections, inputs: {faces: faces.faces}, params: {path: " +
+           (dir / "faces.jsonl") + "}}\n";
+  };
+  Diagnostics refused("test.yaml");
+  EXPECT_FALSE(buildGraph(registry(), yaml("keep"), refused, 2));
+  EXPECT_NE(refused.text().find("u16"), std::string::npos) << refused.text();
+  auto graph = buildGraph(registry(), yaml("u8"), 2);
+  ASSERT_TRUE(graph);
+  graph->run();
+  Kept& k = kept("twelve");
+  std::lock_guard lock(k.mutex);
+  ASSERT_EQ(k.planes.size(), 2u);
+  demosaic::Settings top;
+  top.format = polar::RawFormat::mono12p, top.mosaic = polar::Mosaic::mono, top.sampleShift = 4;
+  for (const auto& frame : k.planes) {
+    ASSERT_EQ(frame.at("s0").format(), (Format{Depth::u8, 1}));
+    EXPECT_TRUE(test::samePixels(demosaic::runToHost(top, frame.at("raw"), {"s0"}, false).at("s0"), frame.at("s0")));
+  }
+  std::ifstream detections(dir / "faces.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(detections, line)) ++lines;
+  EXPECT_EQ(lines, 2) << "face_detect ran on every frame";
+}
+
 // Colour polarization sensors under PFNC's name and The Imaging Source's own (PolarizedBayerBG12p,
 // its IC4 value): the Bayer phase comes from the name, the frames land packed, and the camera path's
 // demosaic equals the demosaic of the same bytes read with that phase; a demosaic set for the other
