@@ -25,11 +25,21 @@ struct PortSpec {
   PortKind kind = PortKind::image;
   Format format{};
   int width = 0, height = 0;
-  size_t pitch = 0;          // 0: rows aligned to 256 bytes; a camera filling buffers by DMA asks for packed rows
-  size_t tail = 0;           // bytes allocated after the last row, for what a camera sends after the image (chunk data)
+  size_t pitch = 0;  // 0: rows aligned to 256 bytes; a camera filling buffers by DMA asks for packed rows
+  size_t tail = 0;   // bytes allocated after the last row, for what a camera sends after the image (chunk data)
+  std::string
+      otherFormats;  // how the producer gives other formats, said where an input refuses this one ("": it cannot)
   std::string text() const;  // "u8x1 2448x2048" or "detections"
-  static PortSpec image(Format f, int w, int h) { return {PortKind::image, f, w, h}; }
-  static PortSpec detections() { return {PortKind::detections, {}, 0, 0}; }
+  static PortSpec image(Format f, int w, int h) {
+    PortSpec s;
+    s.format = f, s.width = w, s.height = h;
+    return s;
+  }
+  static PortSpec detections() {
+    PortSpec s;
+    s.kind = PortKind::detections;
+    return s;
+  }
 };
 
 struct Box {

@@ -72,7 +72,7 @@ class NodeSetup : public PortSetup {
       for (Format f : allowed) names.push_back(toString(f));
       error(configured(name)->mark, n_.spec->keyPath + ".inputs." + name,
             "expects an image of format " + joinList(names, " or ") + ", but " + configured(name)->from.text() +
-                " is " + spec->text());
+                " is " + spec->text() + (spec->otherFormats.empty() ? "" : " (" + spec->otherFormats + ")"));
       return nullptr;
     }
     return spec;

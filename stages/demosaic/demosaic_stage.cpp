@@ -34,8 +34,11 @@ class DemosaicStage : public Stage {
       ports.fail(ports.upstreamName("raw") + ": " + problem);
       return;
     }
-    for (const auto& plane : planesFor(settings_, outputs_))
-      ports.output(plane.name, PortSpec::image(plane.format, width, height));
+    for (const auto& plane : planesFor(settings_, outputs_)) {
+      PortSpec spec = PortSpec::image(plane.format, width, height);
+      if (plane.format.depth == Depth::u16) spec.otherFormats = "demosaic's depth: u8 makes it u8";
+      ports.output(plane.name, spec);
+    }
   }
 
   void process(ProcessContext& ctx) override {
