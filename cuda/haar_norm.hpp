@@ -1,9 +1,10 @@
 // A Haar window's variance normalisation exactly as OpenCV computes it in double, without double
 // arithmetic: 1 / sqrt(n) rounded to float, n = area * (sum of squares) - sum^2, and OpenCV's test
-// area * norm < 0.1. A Jetson's GPU runs FP64 at 2 operations a clock and SM (1/64 of FP32), so the
-// double square root and division, about 45 FP64 operations a window, would cost more there than
-// the window's first stage; these take integer and float operations, and fall back to double only
-// where the two roundings OpenCV makes could decide the result (about one window in 2^26).
+// area * norm < 0.1. A Jetson's GPU runs FP64 at 2 operations a clock and SM (1/64 of FP32), where
+// the double square root and division (about 23 FP64 operations a window) would take half as long
+// again as the rest of the cascade's first stage; these take float and integer operations, and fall
+// back to double only where the two roundings OpenCV makes could decide the result (about one
+// window in 2^26).
 #pragma once
 #include <cmath>
 #include <cstdint>
