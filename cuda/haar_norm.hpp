@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cuda/float_rn.hpp"
 #include "cuda/image_view.hpp"
 
 namespace pp::faces {
@@ -69,29 +70,6 @@ PP_HD int againstMidpoint(uint64_t n, uint32_t bits) {
   return near ? 0 : negative ? 1 : -1;
 }
 
-// Float operations rounded once each, never fused by the compiler.
-PP_HD float mul(float a, float b) {
-#ifdef __CUDA_ARCH__
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-PP_HD float add(float a, float b) {
-#ifdef __CUDA_ARCH__
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-PP_HD float fma(float a, float b, float c) {
-#ifdef __CUDA_ARCH__
-  return __fmaf_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
-
 // The exact path: inverseSqrt from the float with `bits`, which must be within 8 floats of the
 // result.
 PP_HD float inverseSqrtFrom(uint64_t n, uint32_t bits) {
@@ -125,9 +103,9 @@ PP_HD float inverseSqrtFrom(uint64_t n, uint32_t bits) {
 PP_HD float inverseSqrt(uint64_t n) {
   using namespace norm_detail;
   // n = x + xl exactly: the float nearest n and the rest (Fast2Sum of n's two 23-bit halves).
-  const float high = mul(static_cast<float>(static_cast<uint32_t>(n >> 23)), 0x1p23f),
+  const float high = mulRn(static_cast<float>(static_cast<uint32_t>(n >> 23)), 0x1p23f),
               low = static_cast<float>(static_cast<uint32_t>(n & 0x7FFFFFu));
-  const float x = add(high, low), xl = add(low, -add(x, -high));
+  const float x = addRn(high, low), xl = addRn(low, -addRn(x, -high));
 #ifdef __CUDA_ARCH__
   const float y = rsqrtf(x);
 #else
@@ -135,19 +113,19 @@ PP_HD float inverseSqrt(uint64_t n) {
 #endif
   // e = 1 - n y^2 from y^2 = y2 + y2l and x y2 = p + pl, all exact; the term xl y2l (below 2^-48)
   // left out.
-  const float y2 = mul(y, y), y2l = fma(y, y, -y2), p = mul(x, y2), pl = fma(x, y2, -p);
-  float e = add(1.f, -p);  // exact: p is near 1
-  e = add(e, -pl);
-  e = fma(-x, y2l, e);
-  e = fma(-xl, y2, e);
+  const float y2 = mulRn(y, y), y2l = fmaRn(y, y, -y2), p = mulRn(x, y2), pl = fmaRn(x, y2, -p);
+  float e = addRn(1.f, -p);  // exact: p is near 1
+  e = addRn(e, -pl);
+  e = fmaRn(-x, y2l, e);
+  e = fmaRn(-xl, y2, e);
   const uint32_t yBits = bitsOfFloat(y);
   if (!(std::fabs(e) < 0x1p-18f)) return inverseSqrtFrom(n, yBits);
-  const float c = mul(y, mul(e, fma(0.375f, e, 0.5f)));
-  const float f = add(y, c), d = add(c, -add(f, -y));  // y + c = f + d exactly (Fast2Sum)
+  const float c = mulRn(y, mulRn(e, fmaRn(0.375f, e, 0.5f)));
+  const float f = addRn(y, c), d = addRn(c, -addRn(f, -y));  // y + c = f + d exactly (Fast2Sum)
   // Half the gap to the next float (2^(E - 24) for f in [2^E, 2^(E + 1))), less the margin; where f
   // is a power of two the gap below is half as wide, so those go the exact way.
   const uint32_t fBits = bitsOfFloat(f);
-  const float room = mul(floatOfBits((fBits & 0x7F800000u) - (24u << 23)), 1.f - 0x1p-12f);
+  const float room = mulRn(floatOfBits((fBits & 0x7F800000u) - (24u << 23)), 1.f - 0x1p-12f);
   if ((fBits & 0x7FFFFFu) != 0 && std::fabs(d) < room) return f;
   return inverseSqrtFrom(n, fBits);
 }
@@ -160,10 +138,9 @@ PP_HD float inverseSqrt(uint64_t n) {
 // below the upper one, kTenthRest.
 constexpr float kTenthRest = -0x1.999998p-30f;  // the float just above 0.1 - 0.1f = -53687091 / 2^55
 PP_HD bool belowTenth(int area, float norm) {
-  using namespace norm_detail;
-  const float a = static_cast<float>(area), p = mul(a, norm);
+  const float a = static_cast<float>(area), p = mulRn(a, norm);
   if (p != 0.1f) return p < 0.1f;
-  return fma(a, norm, -p) < kTenthRest;
+  return fmaRn(a, norm, -p) < kTenthRest;
 }
 
 }  // namespace pp::faces

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "cuda/float_rn.hpp"
 #include "cuda/image_view.hpp"
 
 namespace pp::polar {
@@ -176,22 +177,6 @@ PP_HD void aolpVisual(float aolpRad, float dolpValue, float value, uint8_t rgb[3
     default: r = v, g = p, b = q; break;
   }
   rgb[0] = unitToByte(r), rgb[1] = unitToByte(g), rgb[2] = unitToByte(b);
-}
-
-// Products and sums rounded on their own on both sides: the device would fuse a * b + c.
-PP_HD float mulRn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-PP_HD float addRn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
 }
 
 // A sample from a float in the samples' range: clamped to 0..maxv, rounded to nearest (ties to
