@@ -8,7 +8,7 @@ namespace pp::polar {
 namespace {
 
 // What the four angle values of one mono pixel give, computed as the CPU reference computes them
-// (stokes(), leastPassed() and the like, storePolarization()): S0 in the input's range, S1, S2, and DoLP, AoLP and
+// (stokes(), polarizersPass(), storePolarization()): S0 in the input's range, S1, S2, and DoLP, AoLP and
 // the visual, each when its plane is wanted; with Products, the polarizers' images and the normal
 // too (a kernel of their own: the planes without them keep their registers and speed).
 template <class T, bool Products> struct MonoStokes {
@@ -24,9 +24,11 @@ template <class T, bool Products> struct MonoStokes {
         stokes(static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2]), static_cast<float>(v[3]));
     s1 = st.s1, s2 = st.s2;
     if constexpr (Products) {
-      if (out.minimum.data) minimum = static_cast<T>(leastPassed(st, maxv));
-      if (out.maximum.data) maximum = static_cast<T>(mostPassed(st, maxv));
-      if (out.polarizer.data) polarizer = static_cast<T>(passedAt(st, s, maxv));
+      if (out.wantsFiltered()) {
+        Passed passed = polarizersPass({v[0] + v[1] + v[2] + v[3], v[0] - v[2], v[1] - v[3]}, s, maxv);
+        minimum = static_cast<T>(passed.least), maximum = static_cast<T>(passed.most),
+        polarizer = static_cast<T>(passed.at);
+      }
     }
     if (!polarization) return;
     dolp = pp::polar::dolp(st), aolp = pp::polar::aolp(st);
@@ -273,8 +275,9 @@ __device__ __forceinline__ void loadWindow(const uint32_t* origin, Pair (&window
 
 // How the block positions (row-major in the 2x2 polarizer block) map to Stokes: S1 = I0 - I90 and
 // S2 = I45 - I135 as weights per position, set on the host from the layout.
-struct PositionWeights {
-  int s1[4], s2[4];
+// The block position (the staged plane) of each angle, 0, 45, 90 and 135.
+struct AnglePositions {
+  int of[4];
 };
 
 // Malvar-He-Cutler at one pixel whose colour is Here (compile time) for a pair of positions;
@@ -398,32 +401,38 @@ __device__ __forceinline__ void storeRun(const ImageView<V>& plane, int x, int y
 // the visual are made a pixel at a time: four pixels' worth at once took 96 registers.
 template <bool Products, class T>
 __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Settings& settings,
-                                               const PositionWeights& weights, const Staging<T>& staged, int sy, int sx,
-                                               int x, int y, int count, int maxv) {
-  constexpr int kSamples = 3 * kSpanX;
-  struct Sums {
-    int sum, s1, s2;  // of the four positions; S1 and S2 exact differences
-  };
-  auto sumsAt = [&](int i) {  // sample i of the thread's piece of the row
-    Sums r{0, 0, 0};
+                                               const AnglePositions& positions, const Staging<T>& staged, int sy,
+                                               int sx, int x, int y, int count, int maxv) {
+  constexpr int kSamples = 3 * kSpanX, kPerWord = 4 / sizeof(T);
+  const T* rows[4];  // each angle's staged piece (4-byte aligned)
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      int v = staged.row(k, sy)[sx + i];
-      r.sum += v, r.s1 += weights.s1[k] * v, r.s2 += weights.s2[k] * v;
-    }
-    return r;
+  for (int k = 0; k < 4; ++k) rows[k] = staged.row(positions.of[k], sy) + sx;
+  auto sums = [](const int(&v)[4]) { return StokesSums{v[0] + v[1] + v[2] + v[3], v[0] - v[2], v[1] - v[3]}; };
+  auto sumsAt = [&](int i) {  // sample i (known at compile time) of the piece: a word read, its sample picked out
+    int v[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      v[k] = static_cast<int>(__byte_perm(reinterpret_cast<const uint32_t*>(rows[k])[i / kPerWord], 0u,
+                                          kPerWord == 4 ? 0x4440u + i % 4
+                                          : i % 2       ? 0x4432u
+                                                        : 0x4410u));
+    return sums(v);
+  };
+  auto sumsOf = [&](int i) {  // sample i known only at run time: read alone
+    int v[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[k] = rows[k][i];
+    return sums(v);
   };
   if (Products && out.wantsFiltered()) {  // S0 and the polarizers' images from one read of each sample's sums
     T mean[kSamples], low[kSamples], high[kSamples], through[kSamples];
 #pragma unroll
     for (int i = 0; i < kSamples; ++i) {
-      Sums sums = sumsAt(i);
-      pp::polar::Stokes st{static_cast<float>(sums.sum) * 0.5f, static_cast<float>(sums.s1),
-                           static_cast<float>(sums.s2)};
+      StokesSums sums = sumsAt(i);
+      Passed passed = polarizersPass(sums, settings, maxv);  // all three: branches here cost registers
       mean[i] = static_cast<T>((sums.sum + 2) >> 2);
-      low[i] = static_cast<T>(leastPassed(st, maxv));  // all three: branches here cost registers
-      high[i] = static_cast<T>(mostPassed(st, maxv));
-      through[i] = static_cast<T>(passedAt(st, settings, maxv));
+      low[i] = static_cast<T>(passed.least), high[i] = static_cast<T>(passed.most),
+      through[i] = static_cast<T>(passed.at);
     }
     if (out.s0.data) storeRun<4>(out.s0, x, y, mean, 3 * count);
     if (out.minimum.data) storeRun<4>(out.minimum, x, y, low, 3 * count);
@@ -455,7 +464,7 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Setti
     pp::polar::Stokes luma{0.f, 0.f, 0.f};
 #pragma unroll
     for (int c = 0; c < 3; ++c) {
-      Sums st = sumsAt(3 * qx + c);
+      StokesSums st = sumsOf(3 * qx + c);
       float w = lumaWeight(c);
       luma.s0 += w * (static_cast<float>(st.sum) * 0.5f), luma.s1 += w * static_cast<float>(st.s1),
           luma.s2 += w * static_cast<float>(st.s2);
@@ -494,17 +503,24 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Setti
 // from the staged values.
 // Blocks an SM keeps of the 8-bit angle kernel (its staging in the tile, 13.8 KB of shared memory a
 // block): ten where shared memory holds them (sm_80 and later), six on Xavier's 96 KB (asking for
-// ten there squeezes the registers into spills).
+// ten there squeezes the registers into spills). With the Stokes planes, seven (72 registers):
+// left to itself ptxas takes 77 (from packed raw) or, with the polarizers' images, 107, and held
+// to eight blocks it spills.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 constexpr int kAngleBlocksPerSm = 6;
 #else
 constexpr int kAngleBlocksPerSm = 10;
 #endif
+constexpr int kStokesBlocksPerSm = 7;
+template <bool Stokes, class T> constexpr int colourBlocksPerSm() {
+  if (!Staging<T>::kInTile) return 1;
+  return Stokes ? kStokesBlocksPerSm : kAngleBlocksPerSm;
+}
 
 template <int C00, int C10, int C01, int C11, bool Stokes, bool Products, class T, bool kWideRaw>
-__global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? kAngleBlocksPerSm : 1)
+__global__ void __launch_bounds__(kThreads, colourBlocksPerSm<Stokes, T>())
     demosaicColour(Settings s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
-                   PositionWeights weights) {
+                   AnglePositions positions) {
   using Pair = PairOf<T>;
   __shared__ __align__(16) Tile tile;
   __shared__ __align__(16) T wideStaging[Staging<T>::kInTile ? 16 : 4 * Staging<T>::kPlane];
@@ -547,34 +563,35 @@ __global__ void __launch_bounds__(kThreads, Staging<T>::kInTile && !Stokes ? kAn
     if (count > 0)
 #pragma unroll
       for (int qy = 0; qy < 2; ++qy)
-        storeStokesRow<Products>(out, s, weights, staged, 2 * threadIdx.y + qy, kSpanX * 3 * threadIdx.x, x, y + qy,
+        storeStokesRow<Products>(out, s, positions, staged, 2 * threadIdx.y + qy, kSpanX * 3 * threadIdx.x, x, y + qy,
                                  count, maxv);
 }
 
 template <int C00, int C10, int C01, int C11, class T, bool kWideRaw>
 void launchColourFrom(const Settings& s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
-                      const PositionWeights& w, cudaStream_t stream) {
+                      const AnglePositions& positions, cudaStream_t stream) {
   dim3 block(kThreadsX, kThreadsY), grid((subW + kTileW - 1) / kTileW, (subH + kTileH - 1) / kTileH);
   if (out.wantsProducts())
-    demosaicColour<C00, C10, C01, C11, true, true, T, kWideRaw><<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
+    demosaicColour<C00, C10, C01, C11, true, true, T, kWideRaw>
+        <<<grid, block, 0, stream>>>(s, raw, subW, subH, out, positions);
   else if (out.wantsStokes())
     demosaicColour<C00, C10, C01, C11, true, false, T, kWideRaw>
-        <<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
+        <<<grid, block, 0, stream>>>(s, raw, subW, subH, out, positions);
   else
     demosaicColour<C00, C10, C01, C11, false, false, T, kWideRaw>
-        <<<grid, block, 0, stream>>>(s, raw, subW, subH, out, w);
+        <<<grid, block, 0, stream>>>(s, raw, subW, subH, out, positions);
 }
 
 // 16-bit planes come from wide raw; 8-bit ones from mono8, or from wider raw cut to 8 bits.
 template <int C00, int C10, int C01, int C11, class T>
 void launchColour(const Settings& s, ImageView<const uint8_t> raw, int subW, int subH, Planes<T> out,
-                  const PositionWeights& w, cudaStream_t stream) {
+                  const AnglePositions& positions, cudaStream_t stream) {
   if constexpr (sizeof(T) == 2)
-    launchColourFrom<C00, C10, C01, C11, T, true>(s, raw, subW, subH, out, w, stream);
+    launchColourFrom<C00, C10, C01, C11, T, true>(s, raw, subW, subH, out, positions, stream);
   else if (s.format != RawFormat::mono8)
-    launchColourFrom<C00, C10, C01, C11, T, true>(s, raw, subW, subH, out, w, stream);
+    launchColourFrom<C00, C10, C01, C11, T, true>(s, raw, subW, subH, out, positions, stream);
   else
-    launchColourFrom<C00, C10, C01, C11, T, false>(s, raw, subW, subH, out, w, stream);
+    launchColourFrom<C00, C10, C01, C11, T, false>(s, raw, subW, subH, out, positions, stream);
 }
 
 // Mono, half resolution: a thread per four super-pixels side by side, so that 8 and 16-bit raw
@@ -700,24 +717,23 @@ template <class T> void launchDemosaic(const Settings& s, ImageView<const uint8_
                                        const Planes<T>& out, cudaStream_t stream) {
   if (s.mosaic == Mosaic::rggb) {
     int subW = rawWidth / 2, subH = raw.height / 2;
-    // The kernel works in block positions: angle planes and Stokes weights reordered to them.
+    // The kernel works in block positions: angle planes reordered to them, each angle's position known.
     Planes<T> byPosition = out;
-    PositionWeights w{};
+    AnglePositions positions{};
     for (int position = 0; position < 4; ++position) {
       int k = s.layout.angleAt[position];
       byPosition.angle[position] = out.angle[k];
-      w.s1[position] = k == 0 ? 1 : k == 2 ? -1 : 0;
-      w.s2[position] = k == 1 ? 1 : k == 3 ? -1 : 0;
+      positions.of[k] = position;
     }
     const uint8_t* c = s.layout.colourAt;
     if (c[0] == R)
-      launchColour<R, G, G, B>(s, raw, subW, subH, byPosition, w, stream);
+      launchColour<R, G, G, B>(s, raw, subW, subH, byPosition, positions, stream);
     else if (c[0] == B)
-      launchColour<B, G, G, R>(s, raw, subW, subH, byPosition, w, stream);
+      launchColour<B, G, G, R>(s, raw, subW, subH, byPosition, positions, stream);
     else if (c[1] == R)
-      launchColour<G, R, B, G>(s, raw, subW, subH, byPosition, w, stream);
+      launchColour<G, R, B, G>(s, raw, subW, subH, byPosition, positions, stream);
     else
-      launchColour<G, B, R, G>(s, raw, subW, subH, byPosition, w, stream);
+      launchColour<G, B, R, G>(s, raw, subW, subH, byPosition, positions, stream);
   } else {
     int outW = s.fullResolution ? rawWidth : rawWidth / 2, outH = s.fullResolution ? raw.height : raw.height / 2;
     dim3 block(32, 8), grid((outW + 31) / 32, (outH + 7) / 8);

@@ -180,27 +180,62 @@ PP_HD void aolpVisual(float aolpRad, float dolpValue, float value, uint8_t rgb[3
 }
 
 // A sample from a float in the samples' range: clamped to 0..maxv, rounded to nearest (ties to
-// even, one instruction on the device).
+// even; on the device one conversion, which takes negatives and NaN to 0, and a minimum).
 PP_HD int toSample(float v, int maxv) {
+#if defined(__CUDA_ARCH__)
+  if (maxv == 255) {  // a saturating conversion to a byte
+    unsigned byte;
+    asm("cvt.rni.sat.u8.f32 %0, %1;" : "=r"(byte) : "f"(v));
+    return static_cast<int>(byte);
+  }
+  return static_cast<int>(min(__float2uint_rn(v), static_cast<unsigned>(maxv)));
+#else
   v = v > 0.f ? v : 0.f;
   v = v < static_cast<float>(maxv) ? v : static_cast<float>(maxv);
-#if defined(__CUDA_ARCH__)
-  return __float2int_rn(v);
-#else
   return static_cast<int>(std::nearbyint(v));
 #endif
 }
 
-// What linear polarizers pass, from one channel's Stokes (S0 the sum of the four angles / 2), in the
-// samples' range: the least over all angles, (S0 - sqrt(S1^2 + S2^2)) / 2 (the polarized part, a
-// reflection, suppressed), the most, (S0 + sqrt(S1^2 + S2^2)) / 2, and at angle t,
-// (S0 + S1 cos 2t + S2 sin 2t) / 2.
+// sqrt(S1^2 + S2^2), the polarized part of the light.
 PP_HD float polarizedPart(Stokes s) { return sqrtf(addRn(mulRn(s.s1, s.s1), mulRn(s.s2, s.s2))); }
-PP_HD int leastPassed(Stokes s, int maxv) { return toSample((s.s0 - polarizedPart(s)) * 0.5f, maxv); }
-PP_HD int mostPassed(Stokes s, int maxv) { return toSample((s.s0 + polarizedPart(s)) * 0.5f, maxv); }
-PP_HD int passedAt(Stokes s, const Settings& settings, int maxv) {
-  return toSample(addRn(addRn(s.s0, mulRn(s.s1, settings.polarizerCos)), mulRn(s.s2, settings.polarizerSin)) * 0.5f,
-                  maxv);
+
+// One channel's four angles summed, S1 = I0 - I90 and S2 = I45 - I135: whole numbers.
+struct StokesSums {
+  int sum, s1, s2;
+};
+
+// What linear polarizers pass, from one channel's sums, in the samples' range: the least over all
+// angles, (S0 - sqrt(S1^2 + S2^2)) / 2 (the polarized part, a reflection, suppressed), the most,
+// (S0 + sqrt(S1^2 + S2^2)) / 2, and at angle t, (S0 + S1 cos 2t + S2 sin 2t) / 2; S0 is half the
+// sum. In float: the root correctly rounded, S0 / 2 -+ root / 2 and the polarizer's two products
+// each one fused multiply-add, then toSample().
+struct Passed {
+  int least, most, at;
+};
+PP_HD Passed polarizersPass(StokesSums sums, const Settings& settings, int maxv) {
+  float s1 = static_cast<float>(sums.s1), s2 = static_cast<float>(sums.s2);
+  float half = static_cast<float>(sums.sum) * 0.25f;  // S0 / 2
+  float q = fmaRn(s1, s1, mulRn(s2, s2));
+#if defined(__CUDA_ARCH__)
+  float root;
+  if (maxv <= 255) {
+    // 8-bit samples: q is a whole number below 2^17, so exact, and its root, unless whole, lies at
+    // least 1/(8 sqrt(q)) > 3.4e-4 from every value where the rounded samples change (q - h^2,
+    // h a multiple of 1/2, is a nonzero multiple of 1/4). The hardware's approximate root is
+    // within a few units of 2^-15 of it, so it gives the correctly rounded root's samples; a whole
+    // root, which can sit exactly on a rounding tie, is made exact. One instruction and four
+    // against the correctly rounded root's nine and a branch; the GPU tests check every q and sum.
+    asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(root) : "f"(q));
+    float whole = rintf(root);
+    if (mulRn(whole, whole) == q) root = whole;
+  } else {
+    root = __fsqrt_rn(q);
+  }
+#else
+  float root = std::sqrt(q);
+#endif
+  return {toSample(fmaRn(root, -0.5f, half), maxv), toSample(fmaRn(root, 0.5f, half), maxv),
+          toSample(fmaRn(s2, 0.5f * settings.polarizerSin, fmaRn(s1, 0.5f * settings.polarizerCos, half)), maxv)};
 }
 
 // The surface normal under the diffuse model (light scattered inside the surface, polarized on its

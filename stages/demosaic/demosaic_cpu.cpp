@@ -101,10 +101,14 @@ void demosaicCpu(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, 
                            static_cast<float>(value[2][c]), static_cast<float>(value[3][c]));
         storef(out.s1, x, y, c, st.s1);
         storef(out.s2, x, y, c, st.s2);
-        int top = sampleMax(s);
-        if (out.minimum.data) out.minimum.at(x, y, c) = static_cast<T>(leastPassed(st, top));
-        if (out.maximum.data) out.maximum.at(x, y, c) = static_cast<T>(mostPassed(st, top));
-        if (out.polarizer.data) out.polarizer.at(x, y, c) = static_cast<T>(passedAt(st, s, top));
+        if (out.wantsFiltered()) {
+          Passed passed = polarizersPass({value[0][c] + value[1][c] + value[2][c] + value[3][c],
+                                          value[0][c] - value[2][c], value[1][c] - value[3][c]},
+                                         s, sampleMax(s));
+          store(out.minimum, x, y, c, static_cast<T>(passed.least));
+          store(out.maximum, x, y, c, static_cast<T>(passed.most));
+          store(out.polarizer, x, y, c, static_cast<T>(passed.at));
+        }
         float w = colour ? lumaWeight(c) : 1.f;
         luma.s0 += w * st.s0, luma.s1 += w * st.s1, luma.s2 += w * st.s2;
       }
