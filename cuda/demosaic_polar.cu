@@ -505,13 +505,12 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Setti
 // block): ten where shared memory holds them (sm_80 and later), six on Xavier's 96 KB (asking for
 // ten there squeezes the registers into spills). With the Stokes planes, seven (72 registers):
 // left to itself ptxas takes 77 (from packed raw) or, with the polarizers' images, 107, and held
-// to eight blocks it spills.
+// to eight blocks it spills; five on Xavier (CUDA 11.2 spills at six).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-constexpr int kAngleBlocksPerSm = 6;
+constexpr int kAngleBlocksPerSm = 6, kStokesBlocksPerSm = 5;
 #else
-constexpr int kAngleBlocksPerSm = 10;
+constexpr int kAngleBlocksPerSm = 10, kStokesBlocksPerSm = 7;
 #endif
-constexpr int kStokesBlocksPerSm = 7;
 template <bool Stokes, class T> constexpr int colourBlocksPerSm() {
   if (!Staging<T>::kInTile) return 1;
   return Stokes ? kStokesBlocksPerSm : kAngleBlocksPerSm;
