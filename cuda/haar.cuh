@@ -66,8 +66,11 @@ struct alignas(16) GpuStump {
   float threshold;
   long long left, right;
 };
+// A stage's stumps: `count` from `first`, those whose feature has two rectangles (`twoRects` of
+// them) first, so that each kind runs a loop of its own (their integer sums do not depend on the
+// order).
 struct alignas(16) GpuStage {
-  int first, count;
+  int first, count, twoRects, unused;
   long long threshold;  // fixed point
 };
 

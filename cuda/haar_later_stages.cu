@@ -40,8 +40,8 @@ __global__ void __launch_bounds__(kThreads, 4)
   for (; s < c.stageCount; ++s) {
     const int from = (s - 1) % 2, to = s % 2, n = listCount[(s - 1) % 3];
     if (threadIdx.x == 0) listCount[(s + 1) % 3] = 0;  // stage s + 1's list; its last reader was stage s - 2
-    int shift = 0;                                     // 2^shift lanes a window
-    while (shift < 5 && n << (shift + 1) <= kThreads) ++shift;
+    // 2^shift lanes a window: the most, up to a warp, that n windows leave room for.
+    const int shift = max(0, min(5, 31 - __clz(kThreads / n)));
     const int lanes = 1 << shift, lane = threadIdx.x & (lanes - 1), perRound = kThreads >> shift;
     const long long threshold = __ldg(&c.stages[s].threshold);
     // Rounds the same for every thread, so that whole warps reach the shuffles.
@@ -52,7 +52,14 @@ __global__ void __launch_bounds__(kThreads, 4)
         TileWindow w = tileWindow(t, list[from][i]);
         total = stageSum(c, s, integral + w.y * t.pitch + w.x, listNorm[from][i], lane, lanes);
       }
-      for (int offset = lanes / 2; offset > 0; offset /= 2) total += __shfl_xor_sync(0xFFFFFFFFu, total, offset);
+      switch (shift) {  // the window's lanes' sums added (the same case for the whole block)
+        case 5: total += __shfl_xor_sync(0xFFFFFFFFu, total, 16); [[fallthrough]];
+        case 4: total += __shfl_xor_sync(0xFFFFFFFFu, total, 8); [[fallthrough]];
+        case 3: total += __shfl_xor_sync(0xFFFFFFFFu, total, 4); [[fallthrough]];
+        case 2: total += __shfl_xor_sync(0xFFFFFFFFu, total, 2); [[fallthrough]];
+        case 1: total += __shfl_xor_sync(0xFFFFFFFFu, total, 1); [[fallthrough]];
+        default: break;
+      }
       if (i < n && lane == 0 && total >= threshold) {
         int slot = atomicAdd(&listCount[s % 3], 1);
         list[to][slot] = list[from][i], listNorm[to][slot] = listNorm[from][i];

@@ -124,14 +124,15 @@ __device__ __forceinline__ int32_t rectSum(const uint32_t* at, int4 c) {
 }
 
 // One stump's vote for the window whose top-left corner is `at` in a tile's integral: its
-// feature, normalised, against the threshold. The float operations are OpenCV's, with rounding
-// explicit so that nothing is fused.
+// feature (kRects rectangles), normalised, against the threshold. The float operations are
+// OpenCV's, with rounding explicit so that nothing is fused.
+template <int kRects>
 __device__ __forceinline__ long long stumpVote(const GpuStump& s, const uint32_t* at, float norm) {
   const int4* corners = reinterpret_cast<const int4*>(s.corners);
   const float4 weights = __ldg(reinterpret_cast<const float4*>(s.weight));
   float value = __fadd_rn(__fmul_rn(weights.x, static_cast<float>(rectSum(at, __ldg(&corners[0])))),
                           __fmul_rn(weights.y, static_cast<float>(rectSum(at, __ldg(&corners[1])))));
-  if (weights.z != 0.f)
+  if constexpr (kRects == 3)
     value = __fadd_rn(value, __fmul_rn(weights.z, static_cast<float>(rectSum(at, __ldg(&corners[2])))));
   value = __fmul_rn(value, norm);
   const longlong2 leaves = __ldg(reinterpret_cast<const longlong2*>(&s.left));
@@ -142,11 +143,14 @@ __device__ __forceinline__ long long stumpVote(const GpuStump& s, const uint32_t
 // summed; integer sums, so the order in which the lanes' sums are added does not change them.
 __device__ __forceinline__ long long stageSum(const CascadeArgs& c, int s, const uint32_t* at, float norm, int lane,
                                               int lanes) {
-  const int2 range = __ldg(reinterpret_cast<const int2*>(&c.stages[s].first));
+  const int4 range = __ldg(reinterpret_cast<const int4*>(&c.stages[s].first));  // first, count, twoRects
   long long total = 0;
   const GpuStump* stump = c.stumps + range.x + lane;
+  int k = lane;
 #pragma unroll 1
-  for (int k = lane; k < range.y; k += lanes, stump += lanes) total += stumpVote(*stump, at, norm);
+  for (; k < range.z; k += lanes, stump += lanes) total += stumpVote<2>(*stump, at, norm);
+#pragma unroll 1
+  for (; k < range.y; k += lanes, stump += lanes) total += stumpVote<3>(*stump, at, norm);
   return total;
 }
 

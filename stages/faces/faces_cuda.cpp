@@ -136,8 +136,8 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
                                 " window is too large for the CUDA backend's variance normalisation (at most " +
                                 std::to_string(kMaxNormArea - 1) + " pixels inside its border); use backend cpu");
   const int bits = fixedPointBits(c), pitch = tilePitch(c.width);
-  std::vector<GpuStump> stumps;
-  for (const Stump& st : c.stumps) {
+  // Each stage's stumps with two rectangles first (a third of weight 0 is none, as OpenCV skips it).
+  auto gpuStump = [&](const Stump& st) {
     const HaarFeature& f = c.features[static_cast<size_t>(st.feature)];
     GpuStump g{};
     for (int k = 0; k < f.count; ++k) {
@@ -149,10 +149,24 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
       g.weight[k] = r.weight;
     }
     g.threshold = st.threshold, g.left = fixedPoint(st.left, bits), g.right = fixedPoint(st.right, bits);
-    stumps.push_back(g);
-  }
+    return g;
+  };
+  std::vector<GpuStump> stumps;
   std::vector<GpuStage> stages;
-  for (const CascadeStage& st : c.stages) stages.push_back({st.first, st.count, fixedPoint(st.threshold, bits)});
+  for (const CascadeStage& st : c.stages) {
+    GpuStage stage{static_cast<int>(stumps.size()), st.count, 0, 0, fixedPoint(st.threshold, bits)};
+    std::vector<GpuStump> threeRects;
+    for (int k = 0; k < st.count; ++k) {
+      const GpuStump g = gpuStump(c.stumps[static_cast<size_t>(st.first) + static_cast<size_t>(k)]);
+      if (g.weight[2] == 0.f) {
+        stumps.push_back(g), ++stage.twoRects;
+      } else {
+        threeRects.push_back(g);
+      }
+    }
+    stumps.insert(stumps.end(), threeRects.begin(), threeRects.end());
+    stages.push_back(stage);
+  }
   auto upload = [](auto& buffer, const auto& host) {
     using T = typename std::decay_t<decltype(host)>::value_type;
     buffer = DeviceBuffer<T>(std::max<size_t>(host.size(), 1));
