@@ -36,10 +36,13 @@ __global__ void __launch_bounds__(kThreads, 4)
   __syncthreads();
   if (listCount[0] == 0) return;  // the whole block
   buildIntegral<false>(integral, t);
-  int s = 1;
-  for (; s < c.stageCount; ++s) {
-    const int from = (s - 1) % 2, to = s % 2, n = listCount[(s - 1) % 3];
-    if (threadIdx.x == 0) listCount[(s + 1) % 3] = 0;  // stage s + 1's list; its last reader was stage s - 2
+  // Stage s reads list `from`, counted in listCount[counted], appends to the other, counted in
+  // listCount[counting], and zeroes the count stage s + 1 appends to (its last reader was stage
+  // s - 2); the roles turn round a stage at a time.
+  int from = 0, counted = 0, counting = 1, zeroed = 2;
+  for (int s = 1; s < c.stageCount; ++s) {
+    const int to = from ^ 1, n = listCount[counted];
+    if (threadIdx.x == 0) listCount[zeroed] = 0;
     // 2^shift lanes a window: the most, up to a warp, that n windows leave room for.
     const int shift = max(0, min(5, 31 - __clz(kThreads / n)));
     const int lanes = 1 << shift, lane = threadIdx.x & (lanes - 1), perRound = kThreads >> shift;
@@ -61,14 +64,16 @@ __global__ void __launch_bounds__(kThreads, 4)
         default: break;
       }
       if (i < n && lane == 0 && total >= threshold) {
-        int slot = atomicAdd(&listCount[s % 3], 1);
+        int slot = atomicAdd(&listCount[counting], 1);
         list[to][slot] = list[from][i], listNorm[to][slot] = listNorm[from][i];
       }
     }
     __syncthreads();
-    if (listCount[s % 3] == 0) return;  // the whole block
+    if (listCount[counting] == 0) return;  // the whole block
+    const int turned = counted;
+    from = to, counted = counting, counting = zeroed, zeroed = turned;
   }
-  const int last = (s - 1) % 2, n = listCount[(s - 1) % 3];
+  const int last = from, n = listCount[counted];
   for (int i = threadIdx.x; i < n; i += kThreads) {
     int p = list[last][i];
     int slot = atomicAdd(outCount, 1);

@@ -145,12 +145,12 @@ __device__ __forceinline__ long long stageSum(const CascadeArgs& c, int s, const
                                               int lanes) {
   const int4 range = __ldg(reinterpret_cast<const int4*>(&c.stages[s].first));  // first, count, twoRects
   long long total = 0;
-  const GpuStump* stump = c.stumps + range.x + lane;
+  const GpuStump* stumps = c.stumps + range.x;  // each stump's address one multiply-add from it
   int k = lane;
 #pragma unroll 1
-  for (; k < range.z; k += lanes, stump += lanes) total += stumpVote<2>(*stump, at, norm);
+  for (; k < range.z; k += lanes) total += stumpVote<2>(stumps[k], at, norm);
 #pragma unroll 1
-  for (; k < range.y; k += lanes, stump += lanes) total += stumpVote<3>(*stump, at, norm);
+  for (; k < range.y; k += lanes) total += stumpVote<3>(stumps[k], at, norm);
   return total;
 }
 
