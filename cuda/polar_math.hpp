@@ -220,11 +220,12 @@ PP_HD Passed polarizersPass(StokesSums sums, const Settings& settings, int maxv)
   float root;
   if (maxv <= 255) {
     // 8-bit samples: q is a whole number below 2^17, so exact, and its root, unless whole, lies at
-    // least 1/(8 sqrt(q)) > 3.4e-4 from every value where the rounded samples change (q - h^2,
-    // h a multiple of 1/2, is a nonzero multiple of 1/4). The hardware's approximate root is
-    // within a few units of 2^-15 of it, so it gives the correctly rounded root's samples; a whole
-    // root, which can sit exactly on a rounding tie, is made exact. One instruction and four
-    // against the correctly rounded root's nine and a branch; the GPU tests check every q and sum.
+    // least 1/(4 (2 sqrt(q) + 1)) > 3.4e-4 from every value where the rounded samples change (a
+    // root h that is a multiple of 1/2: q - h^2 is then a nonzero multiple of 1/4). The hardware's
+    // approximate root is within a few units in its last place (2^-15 below 512), so it gives the
+    // correctly rounded root's samples; a whole root, which can sit exactly on a rounding tie, is
+    // made exact. One instruction and four against the correctly rounded root's nine and a
+    // branch; a GPU test checks every q with every sum.
     asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(root) : "f"(q));
     float whole = rintf(root);
     if (mulRn(whole, whole) == q) root = whole;
