@@ -465,9 +465,8 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Setti
 #pragma unroll
     for (int c = 0; c < 3; ++c) {
       StokesSums st = sumsOf(3 * qx + c);
-      float w = lumaWeight(c);
-      luma.s0 += w * (static_cast<float>(st.sum) * 0.5f), luma.s1 += w * static_cast<float>(st.s1),
-          luma.s2 += w * static_cast<float>(st.s2);
+      addToLuma(luma, {static_cast<float>(st.sum) * 0.5f, static_cast<float>(st.s1), static_cast<float>(st.s2)},
+                lumaWeight(c));
     }
     float d = dolp(luma), a = aolp(luma), normal[3] = {};
     uint8_t visual[3] = {}, normalColour[3] = {};

@@ -141,10 +141,21 @@ PP_HD Stokes stokes(float i0, float i45, float i90, float i135) {
   return {(i0 + i45 + i90 + i135) * 0.5f, i0 - i90, i45 - i135};
 }
 
+// Adds a channel's Stokes, times its weight, to the luminance's: a fused multiply-add each, so
+// that both backends make the same luminance Stokes (the normal's azimuth, for one, turns with
+// the sign of S2).
+PP_HD void addToLuma(Stokes& luma, Stokes channel, float weight) {
+  luma.s0 = fmaRn(weight, channel.s0, luma.s0), luma.s1 = fmaRn(weight, channel.s1, luma.s1),
+  luma.s2 = fmaRn(weight, channel.s2, luma.s2);
+}
+
+// sqrt(S1^2 + S2^2), the polarized part of the light.
+PP_HD float polarizedPart(Stokes s) { return sqrtf(addRn(mulRn(s.s1, s.s1), mulRn(s.s2, s.s2))); }
+
 // sqrt(S1^2 + S2^2) / S0, 0 where S0 is 0, at most 1 (noise can push it above).
 PP_HD float dolp(Stokes s) {
   if (s.s0 <= 0.f) return 0.f;
-  float d = sqrtf(s.s1 * s.s1 + s.s2 * s.s2) / s.s0;
+  float d = polarizedPart(s) / s.s0;
   return d > 1.f ? 1.f : d;
 }
 
@@ -195,9 +206,6 @@ PP_HD int toSample(float v, int maxv) {
   return static_cast<int>(std::nearbyint(v));
 #endif
 }
-
-// sqrt(S1^2 + S2^2), the polarized part of the light.
-PP_HD float polarizedPart(Stokes s) { return sqrtf(addRn(mulRn(s.s1, s.s1), mulRn(s.s2, s.s2))); }
 
 // One channel's four angles summed, S1 = I0 - I90 and S2 = I45 - I135: whole numbers.
 struct StokesSums {

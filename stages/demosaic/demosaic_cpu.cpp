@@ -109,8 +109,7 @@ void demosaicCpu(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, 
           store(out.maximum, x, y, c, static_cast<T>(passed.most));
           store(out.polarizer, x, y, c, static_cast<T>(passed.at));
         }
-        float w = colour ? lumaWeight(c) : 1.f;
-        luma.s0 += w * st.s0, luma.s1 += w * st.s1, luma.s2 += w * st.s2;
+        addToLuma(luma, st, colour ? lumaWeight(c) : 1.f);
       }
       storePolarization(out, s, x, y, luma, maxv);
     }
