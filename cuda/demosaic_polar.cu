@@ -25,7 +25,7 @@ template <class T, bool Products> struct MonoStokes {
     s1 = st.s1, s2 = st.s2;
     if constexpr (Products) {
       if (out.wantsFiltered()) {
-        Passed passed = polarizersPass({v[0] + v[1] + v[2] + v[3], v[0] - v[2], v[1] - v[3]}, s, maxv);
+        Passed passed = polarizersPass(stokesSums(v[0], v[1], v[2], v[3]), s, maxv);
         minimum = static_cast<T>(passed.least), maximum = static_cast<T>(passed.most),
         polarizer = static_cast<T>(passed.at);
       }
@@ -273,9 +273,8 @@ __device__ __forceinline__ void loadWindow(const uint32_t* origin, Pair (&window
   }
 }
 
-// How the block positions (row-major in the 2x2 polarizer block) map to Stokes: S1 = I0 - I90 and
-// S2 = I45 - I135 as weights per position, set on the host from the layout.
-// The block position (the staged plane) of each angle, 0, 45, 90 and 135.
+// The block position (row-major in the 2x2 polarizer block, the staged plane) of each angle, 0,
+// 45, 90 and 135, set on the host from the layout.
 struct AnglePositions {
   int of[4];
 };
@@ -407,7 +406,6 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Setti
   const T* rows[4];  // each angle's staged piece (4-byte aligned)
 #pragma unroll
   for (int k = 0; k < 4; ++k) rows[k] = staged.row(positions.of[k], sy) + sx;
-  auto sums = [](const int(&v)[4]) { return StokesSums{v[0] + v[1] + v[2] + v[3], v[0] - v[2], v[1] - v[3]}; };
   auto sumsAt = [&](int i) {  // sample i (known at compile time) of the piece: a word read, its sample picked out
     int v[4];
 #pragma unroll
@@ -416,13 +414,13 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Setti
                                           kPerWord == 4 ? 0x4440u + i % 4
                                           : i % 2       ? 0x4432u
                                                         : 0x4410u));
-    return sums(v);
+    return stokesSums(v[0], v[1], v[2], v[3]);
   };
   auto sumsOf = [&](int i) {  // sample i known only at run time: read alone
     int v[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k) v[k] = rows[k][i];
-    return sums(v);
+    return stokesSums(v[0], v[1], v[2], v[3]);
   };
   if (Products && out.wantsFiltered()) {  // S0 and the polarizers' images from one read of each sample's sums
     T mean[kSamples], low[kSamples], high[kSamples], through[kSamples];

@@ -141,6 +141,14 @@ PP_HD Stokes stokes(float i0, float i45, float i90, float i135) {
   return {(i0 + i45 + i90 + i135) * 0.5f, i0 - i90, i45 - i135};
 }
 
+// One channel's four angles summed, S1 = I0 - I90 and S2 = I45 - I135: whole numbers.
+struct StokesSums {
+  int sum, s1, s2;
+};
+PP_HD StokesSums stokesSums(int i0, int i45, int i90, int i135) {
+  return {i0 + i45 + i90 + i135, i0 - i90, i45 - i135};
+}
+
 // Adds a channel's Stokes, times its weight, to the luminance's: a fused multiply-add each, so
 // that both backends make the same luminance Stokes (the normal's azimuth, for one, turns with
 // the sign of S2).
@@ -206,11 +214,6 @@ PP_HD int toSample(float v, int maxv) {
   return static_cast<int>(std::nearbyint(v));
 #endif
 }
-
-// One channel's four angles summed, S1 = I0 - I90 and S2 = I45 - I135: whole numbers.
-struct StokesSums {
-  int sum, s1, s2;
-};
 
 // What linear polarizers pass, from one channel's sums, in the samples' range: the least over all
 // angles, (S0 - sqrt(S1^2 + S2^2)) / 2 (the polarized part, a reflection, suppressed), the most,

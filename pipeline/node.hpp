@@ -27,8 +27,8 @@ struct PortSpec {
   int width = 0, height = 0;
   size_t pitch = 0;  // 0: rows aligned to 256 bytes; a camera filling buffers by DMA asks for packed rows
   size_t tail = 0;   // bytes allocated after the last row, for what a camera sends after the image (chunk data)
-  std::string
-      otherFormats;  // how the producer gives other formats, said where an input refuses this one ("": it cannot)
+  // How the producer gives other formats, said where an input refuses this one ("": it cannot).
+  std::string otherFormats;
   std::string text() const;  // "u8x1 2448x2048" or "detections"
   static PortSpec image(Format f, int w, int h) {
     PortSpec s;

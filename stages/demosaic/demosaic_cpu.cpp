@@ -102,9 +102,8 @@ void demosaicCpu(const Settings& s, ImageView<const uint8_t> raw, int rawWidth, 
         storef(out.s1, x, y, c, st.s1);
         storef(out.s2, x, y, c, st.s2);
         if (out.wantsFiltered()) {
-          Passed passed = polarizersPass({value[0][c] + value[1][c] + value[2][c] + value[3][c],
-                                          value[0][c] - value[2][c], value[1][c] - value[3][c]},
-                                         s, sampleMax(s));
+          Passed passed =
+              polarizersPass(stokesSums(value[0][c], value[1][c], value[2][c], value[3][c]), s, sampleMax(s));
           store(out.minimum, x, y, c, static_cast<T>(passed.least));
           store(out.maximum, x, y, c, static_cast<T>(passed.most));
           store(out.polarizer, x, y, c, static_cast<T>(passed.at));
