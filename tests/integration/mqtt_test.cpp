@@ -186,7 +186,10 @@ TEST(Mqtt, TheBrokerGoingAwayNeverStallsTheGraph) {
   test::TempDir dir;
   std::string config = writeConfig(dir, 10, "port: " + std::to_string(broker.port()));
   Child run = spawn({binary(), "run", config, "--frames", "50"}, dir);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  // The broker goes away once the sink is connected (its status says online), not after a fixed
+  // time: on a loaded machine the sink's first try can miss, and its retry come after the stop.
+  subscriber.waitUntil([&] { return !subscriber.on("polarpipe/run/status").empty(); }, 60);
+  ASSERT_FALSE(subscriber.on("polarpipe/run/status").empty()) << "the sink never connected";
   broker.stop();
   size_t before = lines(dir / "faces.jsonl").size();
   std::this_thread::sleep_for(std::chrono::milliseconds(2000));
