@@ -16,7 +16,7 @@
 
 namespace pp::faces {
 
-constexpr int kMaxLevels = 64;
+constexpr int kMaxLevels = 64;  // a level's index fits a byte
 
 // Tiles of a launch over every level, the levels' tiles one after another (only those that
 // exist): the resize takes kPixelTileX x kPixelTileY pixels a block, the cascade kWindowTileX x
@@ -45,6 +45,7 @@ struct PyramidArgs {
   int levels;
   const LevelGeometry* geometry;  // device copy
   const int2* tables;             // (index, weight in 1/256) per destination column / row
+  const uint8_t* tileLevels;      // the level of each tile: every pixel tile's, then every window tile's
   uint8_t* pixels;
   int pixelTiles, windowTiles;  // tiles of all levels together
 };

@@ -51,32 +51,30 @@ __global__ void __launch_bounds__(kThreads, 4) firstStage(CascadeArgs c, Pyramid
 }
 
 // A warp per row of window positions, OpenCV's rule: the window after one that stage 0 rejected is
-// looked at only when that one was skipped. Whether a window is skipped depends on the row before
-// it, so the warp scans it 32 windows at a time: each window's step is a function of the state it
-// meets (skip or not), two bits, composed along the row by a warp-wide prefix scan. The row's codes
-// become 1 where a window was looked at and passed, else 0.
+// looked at only when that one was skipped. So along a run of rejections the windows are looked at
+// and skipped in turn, from the state before the run: looked at after a window that was not
+// rejected. The warp takes the row 32 windows at a time; a lane finds the run of rejections before
+// its window in the warp's ballot, and its parity says whether the window is looked at. The row's
+// codes become 1 where a window was looked at and passed, else 0.
 __global__ void skipRule(PyramidArgs a, int8_t* codes) {
   const LevelGeometry& g = a.geometry[blockIdx.y];
   const int lane = threadIdx.x % 32, row = blockIdx.x * kRowWarps + threadIdx.x / 32;
   if (row >= g.rows) return;  // whole warps
   int8_t* rowCodes = codes + g.codeOffset + static_cast<size_t>(row) * g.cols;
-  // A step as bit s = the state after the window when it met state s (1: skip the next one).
-  auto apply = [](unsigned step, unsigned state) { return (step >> state) & 1u; };
-  unsigned carry = 0;  // the state entering this run of 32
+  // Whether the window at `lane` (32: the next run's first) is skipped, given the rejections of
+  // this run and whether its first window is skipped.
+  auto skipped = [](unsigned rejected, int lane, unsigned skippedFirst) {
+    const unsigned before = lane == 32 ? ~0u : (1u << lane) - 1u, accepted = ~rejected & before;
+    if (accepted == 0) return skippedFirst ^ (static_cast<unsigned>(lane) & 1u);  // rejections from the run's start
+    return static_cast<unsigned>(lane - 1 - (31 - __clz(accepted))) & 1u;  // rejections since the last acceptance
+  };
+  unsigned skippedFirst = 0;
   for (int base = 0; base < g.cols; base += 32) {
     const int col = base + lane;
-    const int8_t code = col < g.cols ? rowCodes[col] : 0;
-    // Met 0: a rejection (code 0) skips the next; met 1: skipped, so the next is looked at. Past the
-    // row's end: the identity.
-    unsigned step = col < g.cols ? (code == 0 ? 1u : 0u) : 2u;
-    for (int offset = 1; offset < 32; offset *= 2) {
-      unsigned before = __shfl_up_sync(0xFFFFFFFFu, step, offset);
-      if (lane >= offset) step = apply(step, apply(before, 0)) | apply(step, apply(before, 1)) << 1;
-    }
-    const unsigned through = __shfl_up_sync(0xFFFFFFFFu, step, 1);  // the row up to the window before
-    const unsigned met = lane == 0 ? carry : apply(through, carry);
-    if (col < g.cols) rowCodes[col] = met == 0 && code == 1 ? 1 : 0;
-    carry = apply(__shfl_sync(0xFFFFFFFFu, step, 31), carry);
+    const int8_t code = col < g.cols ? rowCodes[col] : 1;
+    const unsigned rejected = __ballot_sync(0xFFFFFFFFu, code == 0);
+    if (col < g.cols) rowCodes[col] = code == 1 && !skipped(rejected, lane, skippedFirst) ? 1 : 0;
+    skippedFirst = skipped(rejected, 32, skippedFirst);
   }
 }
 

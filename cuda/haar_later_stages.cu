@@ -9,11 +9,11 @@ namespace pp::faces {
 
 namespace {
 
-constexpr int kThreads = 256, kWindows = kWindowTileX * kWindowTileY;
+constexpr int kThreadsLog2 = 8, kThreads = 1 << kThreadsLog2, kWindows = kWindowTileX * kWindowTileY;
 
-// A stage's time is its stumps one after another, so each stage gives a window as many lanes as
-// the block has for the windows still in the list: a thread a window while there are hundreds, up
-// to a warp a window (its lanes taking every 32nd stump) once a handful is left. Windows that pass
+// A stage's time is its stumps one after another, so each round of a stage gives a window as many
+// lanes as the block has for the windows still to do: a thread a window while there are hundreds,
+// up to a warp a window (its lanes taking every 32nd stump) once a handful is left. Windows that pass
 // go to the other list; three counts in turn, so that one barrier a stage separates a list's
 // writers from its readers and the count reset for the stage after.
 __global__ void __launch_bounds__(kThreads, 4)
@@ -43,12 +43,15 @@ __global__ void __launch_bounds__(kThreads, 4)
   for (int s = 1; s < c.stageCount; ++s) {
     const int to = from ^ 1, n = listCount[counted];
     if (threadIdx.x == 0) listCount[zeroed] = 0;
-    // 2^shift lanes a window: the most, up to a warp, that n windows leave room for.
-    const int shift = max(0, min(5, 31 - __clz(kThreads / n)));
-    const int lanes = 1 << shift, lane = threadIdx.x & (lanes - 1), perRound = kThreads >> shift;
     const long long threshold = __ldg(&c.stages[s].threshold);
     // Rounds the same for every thread, so that whole warps reach the shuffles.
-    for (int base = 0; base < n; base += perRound) {
+    for (int base = 0, perRound; base < n; base += perRound) {
+      // 2^shift lanes a window: the most, up to a warp, that the m windows left leave room for (a
+      // round's last few windows share the threads the others no longer need): m 2^shift <= kThreads,
+      // so shift = log2(kThreads) - ceil(log2(m)), without a division.
+      const int shift = max(0, min(5, __clz(n - base - 1) - (32 - kThreadsLog2)));
+      const int lanes = 1 << shift, lane = threadIdx.x & (lanes - 1);
+      perRound = kThreads >> shift;
       const int i = base + (static_cast<int>(threadIdx.x) >> shift);
       long long total = 0;
       if (i < n) {

@@ -8,19 +8,12 @@ namespace pp::faces {
 // The level holding tile `tile` of a launch over all levels (its index), and the tile's block
 // position there.
 __device__ __forceinline__ int levelOfTile(const PyramidArgs& a, int tile, bool windows, int& bx, int& by) {
-  int lo = 0, hi = a.levels - 1;
-  while (lo < hi) {
-    int mid = (lo + hi + 1) / 2;
-    if ((windows ? a.geometry[mid].windowTile : a.geometry[mid].pixelTile) <= tile)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  const LevelGeometry& g = a.geometry[lo];
+  const int level = __ldg(&a.tileLevels[windows ? a.pixelTiles + tile : tile]);
+  const LevelGeometry& g = a.geometry[level];
   int t = tile - (windows ? g.windowTile : g.pixelTile);
   int across = windows ? (g.cols + kWindowTileX - 1) / kWindowTileX : (g.width + kPixelTileX - 1) / kPixelTileX;
   bx = t % across, by = t / across;
-  return lo;
+  return level;
 }
 
 // A block's tile of window positions and the pixels its windows cover.
@@ -81,17 +74,24 @@ __device__ __forceinline__ void runningSum(uint32_t* v, int n, int stride) {
 
 // Rows r0, r0 + step, ... (kRows of them) of the tile's pixels (kSquares: squared) into rows
 // r0 + 1, ... of `integral`, a lane a column: the rows' loads issued together so that they overlap.
+// Rows past the tile's last take the last one's place: their loads stay inside the level and their
+// stores write what its own store writes.
 template <int kRows, bool kSquares>
 __device__ __forceinline__ void copyRows(uint32_t* integral, const Tile& t, int r0, int step, int lane) {
-  const uint8_t* source = t.pixels + static_cast<size_t>(t.y0 + r0) * t.levelWidth + t.x0;
-  uint32_t* tile = integral + (r0 + 1) * t.pitch + 1;
-  const int sourceStep = step * t.levelWidth, tileStep = step * t.pitch;
+  const uint8_t* source[kRows];
+  uint32_t* tile[kRows];
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    const int r = min(r0 + k * step, t.height - 1);
+    source[k] = t.pixels + static_cast<size_t>(t.y0 + r) * t.levelWidth + t.x0;
+    tile[k] = integral + (r + 1) * t.pitch + 1;
+  }
   for (int x = lane; x < t.width; x += 32) {
     uint32_t v[kRows];
 #pragma unroll
-    for (int k = 0; k < kRows; ++k) v[k] = source[k * sourceStep + x];
+    for (int k = 0; k < kRows; ++k) v[k] = source[k][x];
 #pragma unroll
-    for (int k = 0; k < kRows; ++k) tile[k * tileStep + x] = kSquares ? v[k] * v[k] : v[k];
+    for (int k = 0; k < kRows; ++k) tile[k][x] = kSquares ? v[k] * v[k] : v[k];
   }
 }
 
@@ -100,14 +100,14 @@ __device__ __forceinline__ void copyRows(uint32_t* integral, const Tile& t, int 
 // row and a thread each column. Unsigned, so the squares wrap as OpenCV's 32-bit squared integral
 // does; a tile's sums stay far below 2^32 anyway.
 template <bool kSquares> __device__ __forceinline__ void buildIntegral(uint32_t* integral, const Tile& t) {
-  constexpr int kRows = 6;  // a warp's rows loaded at once: 48 of a tile's 55 with eight warps
+  // A warp's rows loaded at once: with eight warps, a tile of a 24-pixel window in one pass at
+  // window step 1 (39 rows), in two at step 2 (54); more take registers Orin's build spills.
+  constexpr int kRows = 5;
   const int lane = threadIdx.x % 32, warps = blockDim.x / 32;
   for (int x = threadIdx.x; x <= t.width; x += blockDim.x) integral[x] = 0;
   for (int r = 1 + threadIdx.x; r <= t.height; r += blockDim.x) integral[r * t.pitch] = 0;
-  int r0 = threadIdx.x / 32;
-  for (; r0 + (kRows - 1) * warps < t.height; r0 += kRows * warps)
+  for (int r0 = threadIdx.x / 32; r0 < t.height; r0 += kRows * warps)
     copyRows<kRows, kSquares>(integral, t, r0, warps, lane);
-  for (; r0 < t.height; r0 += warps) copyRows<1, kSquares>(integral, t, r0, warps, lane);
   __syncthreads();
   for (int r = 1 + threadIdx.x; r <= t.height; r += blockDim.x) runningSum(integral + r * t.pitch + 1, t.width, 1);
   __syncthreads();

@@ -1,25 +1,46 @@
-// A typed device allocation for kernel scratch that is not an image (census codes, the SGM cost
-// volume). CUDA builds only.
+// Typed allocations for kernel scratch that is not an image: device memory (census codes, the SGM
+// cost volume) and page-locked host memory for small results read back every frame (a copy into it
+// is one DMA, where one into pageable memory is staged through the driver's own buffer). CUDA
+// builds only.
 #pragma once
 #include <cstddef>
+#include <utility>
 
 #include "cuda/cuda_check.hpp"
 
 namespace pp {
 
-template <class T> class DeviceBuffer {
+struct DeviceMemory {
+  static void* allocate(size_t bytes) {
+    void* p = nullptr;
+    PP_CUDA_CHECK(cudaMalloc(&p, bytes));
+    return p;
+  }
+  static void release(void* p) { cudaFree(p); }
+};
+
+struct PinnedMemory {
+  static void* allocate(size_t bytes) {
+    void* p = nullptr;
+    PP_CUDA_CHECK(cudaMallocHost(&p, bytes));
+    return p;
+  }
+  static void release(void* p) { cudaFreeHost(p); }
+};
+
+template <class T, class Memory> class Buffer {
  public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t count) : count_(count) {
-    if (count) PP_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)));
+  Buffer() = default;
+  explicit Buffer(size_t count) : count_(count) {
+    if (count) data_ = static_cast<T*>(Memory::allocate(count * sizeof(T)));
   }
-  ~DeviceBuffer() {
-    if (data_) cudaFree(data_);
+  ~Buffer() {
+    if (data_) Memory::release(data_);
   }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : data_(o.data_), count_(o.count_) { o.data_ = nullptr, o.count_ = 0; }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&& o) noexcept : data_(o.data_), count_(o.count_) { o.data_ = nullptr, o.count_ = 0; }
+  Buffer& operator=(Buffer&& o) noexcept {
     std::swap(data_, o.data_);
     std::swap(count_, o.count_);
     return *this;
@@ -32,5 +53,8 @@ template <class T> class DeviceBuffer {
   T* data_ = nullptr;
   size_t count_ = 0;
 };
+
+template <class T> using DeviceBuffer = Buffer<T, DeviceMemory>;
+template <class T> using PinnedBuffer = Buffer<T, PinnedMemory>;
 
 }  // namespace pp

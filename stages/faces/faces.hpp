@@ -84,6 +84,9 @@ class FaceDetectorCuda {
  public:
   FaceDetectorCuda(const Cascade& c, const DetectParams& p, int width, int height);
   ~FaceDetectorCuda();
+  // Windows read back with their count, in one wait; a frame that gives more waits once more.
+  static constexpr size_t kWindowsReadWithCount = 1024;
+
   // `image` u8x1 (or u8x3 RGB, made grey first) in device memory; enqueues on `stream` and waits
   // for the window count.
   std::vector<Window> detectRaw(const Image& image, StreamHandle stream);

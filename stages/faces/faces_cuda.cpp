@@ -88,6 +88,7 @@ struct FaceDetectorCuda::State {
   std::vector<LevelGeometry> geometry;
   DeviceBuffer<LevelGeometry> deviceGeometry;
   DeviceBuffer<int2> tables;
+  DeviceBuffer<uint8_t> tileLevels;
   DeviceBuffer<GpuStump> stumps;
   DeviceBuffer<GpuStage> stages;
   DeviceBuffer<uint8_t> pixels;
@@ -95,6 +96,8 @@ struct FaceDetectorCuda::State {
   DeviceBuffer<float> norms;
   DeviceBuffer<Candidate> found;
   DeviceBuffer<int> foundCount;
+  PinnedBuffer<int> hostCount{1};
+  PinnedBuffer<Candidate> hostFound;  // the first windows, read back with their count
   int capacity = 0, mostRows = 0, pixelTiles = 0, windowTiles = 0;
   Image grey;  // colour input made grey
 };
@@ -128,6 +131,15 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
     s.pixelTiles += (l.width + kPixelTileX - 1) / kPixelTileX * ((l.height + kPixelTileY - 1) / kPixelTileY);
     s.windowTiles += (g.cols + kWindowTileX - 1) / kWindowTileX * ((g.rows + kWindowTileY - 1) / kWindowTileY);
     s.geometry.push_back(g);
+  }
+  std::vector<uint8_t> tileLevels(static_cast<size_t>(s.pixelTiles) + static_cast<size_t>(s.windowTiles));
+  for (size_t level = 0; level < s.geometry.size(); ++level) {
+    const LevelGeometry& g = s.geometry[level];
+    const int windowTilesEnd = level + 1 < s.geometry.size() ? s.geometry[level + 1].windowTile : s.windowTiles,
+              pixelTilesEnd = level + 1 < s.geometry.size() ? s.geometry[level + 1].pixelTile : s.pixelTiles;
+    std::fill(tileLevels.begin() + g.pixelTile, tileLevels.begin() + pixelTilesEnd, static_cast<uint8_t>(level));
+    std::fill(tileLevels.begin() + s.pixelTiles + g.windowTile, tileLevels.begin() + s.pixelTiles + windowTilesEnd,
+              static_cast<uint8_t>(level));
   }
   s.capacity = static_cast<int>(std::max<size_t>(windows, 1));
   if ((c.width - 2) * (c.height - 2) >= kMaxNormArea)
@@ -175,6 +187,7 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
   };
   upload(s.deviceGeometry, s.geometry);
   upload(s.tables, tables);
+  upload(s.tileLevels, tileLevels);
   upload(s.stumps, stumps);
   upload(s.stages, stages);
   s.pixels = DeviceBuffer<uint8_t>(std::max<size_t>(pixels, 1));
@@ -182,6 +195,7 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
   s.norms = DeviceBuffer<float>(static_cast<size_t>(s.capacity));
   s.found = DeviceBuffer<Candidate>(static_cast<size_t>(s.capacity));
   s.foundCount = DeviceBuffer<int>(1);
+  s.hostFound = PinnedBuffer<Candidate>(std::min<size_t>(s.capacity, kWindowsReadWithCount));
 }
 
 FaceDetectorCuda::~FaceDetectorCuda() = default;
@@ -207,6 +221,7 @@ std::vector<Window> FaceDetectorCuda::detectRaw(const Image& image, StreamHandle
                 static_cast<int>(s.levels.size()),
                 s.deviceGeometry.get(),
                 s.tables.get(),
+                s.tileLevels.get(),
                 s.pixels.get(),
                 s.pixelTiles,
                 s.windowTiles};
@@ -216,13 +231,17 @@ std::vector<Window> FaceDetectorCuda::detectRaw(const Image& image, StreamHandle
   launchPyramid(a, stream);
   launchFirstStage(c, a, s.mostRows, s.codes.get(), s.norms.get(), stream);
   launchLaterStages(c, a, s.codes.get(), s.norms.get(), s.found.get(), s.foundCount.get(), s.capacity, stream);
-  int found = 0;
-  PP_CUDA_CHECK(cudaMemcpyAsync(&found, s.foundCount.get(), sizeof(int), cudaMemcpyDeviceToHost, stream));
+  // The count and the first windows in one wait (a frame's faces rarely give more); the rest after.
+  PP_CUDA_CHECK(cudaMemcpyAsync(s.hostCount.get(), s.foundCount.get(), sizeof(int), cudaMemcpyDeviceToHost, stream));
+  PP_CUDA_CHECK(cudaMemcpyAsync(s.hostFound.get(), s.found.get(), s.hostFound.size() * sizeof(Candidate),
+                                cudaMemcpyDeviceToHost, stream));
   PP_CUDA_CHECK(cudaStreamSynchronize(stream));
-  found = std::min(found, s.capacity);
-  std::vector<Candidate> candidates(static_cast<size_t>(found));
-  if (found > 0) {
-    PP_CUDA_CHECK(cudaMemcpyAsync(candidates.data(), s.found.get(), candidates.size() * sizeof(Candidate),
+  const size_t found = static_cast<size_t>(std::min(*s.hostCount.get(), s.capacity)),
+               first = std::min(found, s.hostFound.size());
+  std::vector<Candidate> candidates(s.hostFound.get(), s.hostFound.get() + first);
+  if (found > first) {
+    candidates.resize(found);
+    PP_CUDA_CHECK(cudaMemcpyAsync(candidates.data() + first, s.found.get() + first, (found - first) * sizeof(Candidate),
                                   cudaMemcpyDeviceToHost, stream));
     PP_CUDA_CHECK(cudaStreamSynchronize(stream));
   }

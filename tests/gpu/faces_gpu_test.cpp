@@ -1,8 +1,9 @@
 // CUDA face detection against the CPU reference: the same raw windows (minNeighbors 0), in the
 // same order, and so the same grouped faces, on real pictures of several sizes and on noise (the
-// stage sums are exact on both sides); a picture smaller than the window gives nothing and no
-// error; a cascade whose sums cannot be exact in 64-bit integers, or whose window is too large for the
-// exact variance normalisation, is refused by name.
+// stage sums are exact on both sides), also with more windows than the first read takes; a
+// picture smaller than the window gives nothing and no error; a cascade whose sums cannot be exact
+// in 64-bit integers, or whose window is too large for the exact variance normalisation, is
+// refused by name.
 #include "pipeline/image_io.hpp"
 #include "stages/faces/faces.hpp"
 #include "tests/support.hpp"
@@ -48,6 +49,21 @@ TEST(CudaFaces, MatchTheCpuReference) {
   }
   EXPECT_GE(groupWindows(onGpu(cascade, raw, pictures[0].second), 3).size(), 1u) << "Messi's face";
   EXPECT_TRUE(onGpu(cascade, raw, test::randomImage({Depth::u8, 1}, 20, 30)).empty());
+}
+
+// The cascade's first stage alone passes thousands of windows of a real picture: more than the
+// detector reads back with their count, so the rest come in a second read, in the same order.
+TEST(CudaFaces, MoreWindowsThanTheFirstReadMatchTheCpuReference) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  Cascade cascade = loadCascade(test::dataFile("cascades/haarcascade_frontalface_default.xml"));
+  cascade.stages.resize(1);
+  Image messi = readGreyImage(test::picture("messi5.jpg"));
+  DetectParams raw;
+  raw.minNeighbors = 0;
+  std::vector<Window> want = detectRawCpu(cascade, messi, raw), got = onGpu(cascade, raw, messi);
+  ASSERT_GT(want.size(), FaceDetectorCuda::kWindowsReadWithCount);
+  EXPECT_EQ(got.size(), want.size());
+  EXPECT_TRUE(got == want);
 }
 
 // A leaf value of 2^-60 beside ones near 1 needs more than 53 bits: OpenCV's double sums would
