@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
@@ -51,6 +52,21 @@ __device__ __forceinline__ float bandEdge(const GatherSettings& s, float focus, 
 // A blended channel value as the CPU reference stores it: rounded and clamped to 0..255.
 __device__ __forceinline__ uint8_t toByte(float v) { return static_cast<uint8_t>(fminf(fmaxf(v + 0.5f, 0.f), 255.f)); }
 
+// A pixel as the shared tile holds it: its channels as floats and its depth (invalid as +inf, so
+// "at or behind" is one comparison); grey in a float2, so that a tap moves half the bytes of RGB's.
+template <int C> using Sample = std::conditional_t<C == 3, float4, float2>;
+__device__ __forceinline__ float depthOf(const float4& q) { return q.w; }
+__device__ __forceinline__ float depthOf(const float2& q) { return q.y; }
+template <int C> __device__ __forceinline__ Sample<C> sampleOf(const uint8_t* px, float z) {
+  if constexpr (C == 3)
+    return make_float4(px[0], px[1], px[2], z);
+  else
+    return make_float2(px[0], z);
+}
+// Channel c of a sample.
+__device__ __forceinline__ float channel(const float4& q, int c) { return c == 0 ? q.x : c == 1 ? q.y : q.z; }
+__device__ __forceinline__ float channel(const float2& q, int) { return q.x; }
+
 // A pixel's running sums for its two radii.
 template <int C> struct Sums {
   float num0[C] = {}, num1[C] = {}, den0 = 0.f, den1 = 0.f;
@@ -59,21 +75,18 @@ template <int C> struct Sums {
 // One tap with the weights (w0, w1) of its two radii, unless it lies in front of the pixel's band
 // (a select, not a branch: no divergence).
 template <int C>
-__device__ __forceinline__ void gatherTap(Sums<C>& s, const float4& q, float w0, float w1, float edge) {
-  bool keep = q.w >= edge;
+__device__ __forceinline__ void gatherTap(Sums<C>& s, const Sample<C>& q, float w0, float w1, float edge) {
+  bool keep = depthOf(q) >= edge;
   w0 = keep ? w0 : 0.f, w1 = keep ? w1 : 0.f;
-  s.num0[0] += w0 * q.x, s.num1[0] += w1 * q.x;
-  if (C == 3) {
-    s.num0[1] += w0 * q.y, s.num1[1] += w1 * q.y;
-    s.num0[2] += w0 * q.z, s.num1[2] += w1 * q.z;
-  }
+#pragma unroll
+  for (int c = 0; c < C; ++c) s.num0[c] += w0 * channel(q, c), s.num1[c] += w1 * channel(q, c);
   s.den0 += w0, s.den1 += w1;
 }
 
 // The taps of tile rows `above` and `below` (kTwoRows; else the centre row alone), with their row
 // weights wy, out to dx = +-reach.
-template <int C, bool kTwoRows> __device__ __forceinline__ void gatherRow(Sums<C>& s, const float4* above,
-                                                                          const float4* below, const float2* taps,
+template <int C, bool kTwoRows> __device__ __forceinline__ void gatherRow(Sums<C>& s, const Sample<C>* above,
+                                                                          const Sample<C>* below, const float2* taps,
                                                                           float2 wy, int reach, float edge) {
   float w0 = wy.x * taps[0].x, w1 = wy.y * taps[0].y;
   gatherTap<C>(s, above[0], w0, w1, edge);
@@ -92,20 +105,20 @@ template <int C, bool kTwoRows> __device__ __forceinline__ void gatherRow(Sums<C
 
 // The taps of tile rows `above` and `below` when none is masked: the two radii's weights, already
 // divided by their sums and mixed, make one weight (a, b scale this row's pair).
-template <int C, bool kTwoRows> __device__ __forceinline__ void gatherOpenRow(float (&num)[C], const float4* above,
-                                                                              const float4* below, const float2* taps,
-                                                                              float a, float b, int reach) {
+template <int C, bool kTwoRows>
+__device__ __forceinline__ void gatherOpenRow(float (&num)[C], const Sample<C>* above, const Sample<C>* below,
+                                              const float2* taps, float a, float b, int reach) {
   // The two taps at +-dx share a weight: their sum is multiplied once.
-  auto add = [&](float w, const float4& q, const float4& p) {
-    num[0] += w * (q.x + p.x);
-    if (C == 3) num[1] += w * (q.y + p.y), num[2] += w * (q.z + p.z);
+  auto add = [&](float w, const Sample<C>& q, const Sample<C>& p) {
+#pragma unroll
+    for (int c = 0; c < C; ++c) num[c] += w * (channel(q, c) + channel(p, c));
   };
   float w = a * taps[0].x + b * taps[0].y;
   if (kTwoRows) {
     add(w, above[0], below[0]);
   } else {
-    num[0] += w * above[0].x;
-    if (C == 3) num[1] += w * above[0].y, num[2] += w * above[0].z;
+#pragma unroll
+    for (int c = 0; c < C; ++c) num[c] += w * channel(above[0], c);
   }
 #pragma unroll 1
   for (int dx = 1; dx <= reach; ++dx) {
@@ -115,12 +128,12 @@ template <int C, bool kTwoRows> __device__ __forceinline__ void gatherOpenRow(fl
   }
 }
 
-// Shared tile: the block's pixels and a halo of rMax (replicated at the borders), RGB as floats in
-// .xyz and depth in .w (invalid depth as +inf, so "at or behind" is one comparison). Five blocks an
-// SM (48 registers): at four, the open gather's gain was gone.
+// Shared tile: the block's pixels and a halo of rMax (replicated at the borders) as Samples. Five
+// blocks an SM (48 registers): at four, the open gather's gain was gone.
 template <int C> __global__ void __launch_bounds__(kBlockX* kBlockY, 5)
     gather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out, GatherSettings s) {
-  extern __shared__ float4 tile[];
+  extern __shared__ float4 sharedMemory[];
+  Sample<C>* tile = reinterpret_cast<Sample<C>*>(sharedMemory);
   int halo = s.rMax, tileW = kBlockX + 2 * halo, tileH = kBlockY + 2 * halo;
   // After the tile: the radius pairs 0..rMax, the last one paired with itself.
   float2* radiusTaps = reinterpret_cast<float2*>(tile + tileW * tileH);
@@ -152,7 +165,7 @@ template <int C> __global__ void __launch_bounds__(kBlockX* kBlockY, 5)
       const uint8_t* px = pixels + x * C;
       z = validDepth(z) ? z : INFINITY;
       nearestInTile = fminf(nearestInTile, z);
-      tile[ty * tileW + tx] = make_float4(px[0], C == 3 ? px[1] : 0.f, C == 3 ? px[2] : 0.f, z);
+      tile[ty * tileW + tx] = sampleOf<C>(px, z);
     }
   }
   // The tile's nearest depth: a warp whose pixels' band edges are all at or in front of it masks
@@ -167,8 +180,8 @@ template <int C> __global__ void __launch_bounds__(kBlockX* kBlockY, 5)
   int x = x0 + threadIdx.x, y = y0 + threadIdx.y;
   bool inside = x < image.width && y < image.height;
   int cx = threadIdx.x + halo, cy = threadIdx.y + halo;
-  const float4* centre = tile + cy * tileW + cx;
-  float z = centre->w;  // the pixel's own depth, invalid as +inf
+  const Sample<C>* centre = tile + cy * tileW + cx;
+  float z = depthOf(*centre);  // the pixel's own depth, invalid as +inf
   float rho = radiusAt(s, focus, z);
   int r0 = static_cast<int>(floorf(rho)), r1 = min(r0 + 1, s.rMax);
   float t = rho - static_cast<float>(r0), edge = bandEdge(s, focus, z, r0);
@@ -227,8 +240,9 @@ void launchDofGather(ImageView<const uint8_t> image, ImageView<const uint8_t> de
   if (s.rMax < 0 || s.rMax > kMaxGatherRadius)
     throw std::invalid_argument("dof: r_max must be in [0, 31], got " + std::to_string(s.rMax));
   if (image.channels != 1 && image.channels != 3) throw std::invalid_argument("dof: 1 or 3 channels");
-  size_t shared =
-      sizeof(float4) * (kBlockX + 2 * s.rMax) * (kBlockY + 2 * s.rMax) + sizeof(float2) * (s.rMax + 1) * kTapRow;
+  const size_t sample = image.channels == 3 ? sizeof(Sample<3>) : sizeof(Sample<1>),
+               shared =
+                   sample * (kBlockX + 2 * s.rMax) * (kBlockY + 2 * s.rMax) + sizeof(float2) * (s.rMax + 1) * kTapRow;
   dim3 block(kBlockX, kBlockY), grid((image.width + kBlockX - 1) / kBlockX, (image.height + kBlockY - 1) / kBlockY);
   auto kernel = image.channels == 3 ? gather<3> : gather<1>;
   allowSharedMemory(kernel, shared, ("dof: r_max " + std::to_string(s.rMax)).c_str());

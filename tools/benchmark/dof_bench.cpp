@@ -70,17 +70,26 @@ namespace pp::dof {
 namespace {
 
 // dof at half the frame size (the demosaiced image) with r_max 9: one gather pass; bytes moved =
-// RGB in + depth in + RGB out.
+// the image in + depth in + the image out. Depth either a ramp left to right, through every radius,
+// or a portrait: a disc in focus at the centre (a fifth of the height across) before a background
+// at r_max, as the graph's face before its scene.
+enum class DepthScene { ramp, portrait };
+
 class DofRun : public bench::Run {
  public:
-  DofRun(int width, int height, int sets) {
+  DofRun(int width, int height, int sets, int channels, DepthScene scene) : channels_(channels) {
     for (int i = 0; i < sets; ++i) {
-      Image host({Depth::u8, 3}, width, height, MemoryKind::host), z({Depth::f32, 1}, width, height, MemoryKind::host);
+      Image host({Depth::u8, channels}, width, height, MemoryKind::host),
+          z({Depth::f32, 1}, width, height, MemoryKind::host);
       for (int y = 0; y < height; ++y)
         for (int x = 0; x < width; ++x) {
-          for (int c = 0; c < 3; ++c)
+          for (int c = 0; c < channels; ++c)
             host.view<uint8_t>().at(x, y, c) = static_cast<uint8_t>((x * 5 + y * 3 + c * 50 + i) & 0xFF);
-          z.view<float>().at(x, y) = 0.3f + 1.2f * static_cast<float>(x) / width;  // a ramp: every radius occurs
+          const float dx = static_cast<float>(2 * x - width) / 2, dy = static_cast<float>(2 * y - height) / 2,
+                      disc = 0.1f * static_cast<float>(height);
+          z.view<float>().at(x, y) = scene == DepthScene::ramp         ? 0.3f + 1.2f * static_cast<float>(x) / width
+                                     : dx * dx + dy * dy < disc * disc ? 0.8f
+                                                                       : 3.f;
         }
       images_.emplace_back(host.format(), width, height, MemoryKind::device);
       depths_.emplace_back(z.format(), width, height, MemoryKind::device);
@@ -95,19 +104,28 @@ class DofRun : public bench::Run {
     auto i = static_cast<size_t>(index);
     renderCuda(settings_, images_[i], depths_[i], false, 1.f, outputs_[i], stream);
   }
-  double bytesMoved() const override { return pixels_ * (3 + 4 + 3); }
+  double bytesMoved() const override { return pixels_ * (2 * channels_ + 4); }
   double pixels() const override { return pixels_; }
 
  private:
+  int channels_;
   std::vector<Image> images_, depths_, outputs_;
   Settings settings_;
   double pixels_ = 0;
 };
 
 [[maybe_unused]] const bool registered = [] {
-  bench::registry().push_back(
-      {"dof/rgb8-half-rmax9", "depth of field, RGB8 at half the frame size, r_max 9, depth ramp through every radius",
-       true, [](bench::Size s, int sets) { return std::make_unique<DofRun>(s.width / 2, s.height / 2, sets); }});
+  auto add = [](const char* name, const char* what, int channels, DepthScene scene) {
+    bench::registry().push_back({name, what, true, [channels, scene](bench::Size s, int sets) {
+                                   return std::make_unique<DofRun>(s.width / 2, s.height / 2, sets, channels, scene);
+                                 }});
+  };
+  add("dof/rgb8-half-rmax9", "depth of field, RGB8 at half the frame size, r_max 9, depth ramp through every radius", 3,
+      DepthScene::ramp);
+  add("dof/grey8-half-rmax9", "the same on grey (mono sensors' S0)", 1, DepthScene::ramp);
+  add("dof/grey8-half-rmax9-portrait",
+      "grey, a disc in focus before a background at r_max (the graph's face before its scene)", 1,
+      DepthScene::portrait);
   return true;
 }();
 
