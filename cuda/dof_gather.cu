@@ -128,6 +128,65 @@ __device__ __forceinline__ void gatherOpenRow(float (&num)[C], const Sample<C>* 
   }
 }
 
+// The open gather of a warp separably, radius by radius from `first` to `last`: the 2D Gaussian of
+// radius q is the product of its taps, so each lane first sums the columns of the warp's window
+// (x0 - q ... x0 + 31 + q, a column a lane in up to three chunks) down rows y - q ... y + q, then
+// each pixel sums its 2q + 1 columns' sums, taken from the lanes that hold them, and adds them with
+// its weight for q: a where q is its r0, b where q is its r1 (the open gather's two radii, their
+// 2D sums divided out). Each radius costs about 4q + 2 multiply-adds a pixel instead of the
+// (2q + 1)^2 taps of the 2D gather. `row` is the warp's tile row, `radiusTaps` the pair table.
+template <int C> __device__ __forceinline__ void gatherSeparably(float (&num)[C], const Sample<C>* row, int tileW,
+                                                                 int halo, const float2* radiusTaps, int first,
+                                                                 int last, int r0, int r1, float a, float b) {
+  constexpr int kChunks = (32 + 2 * kMaxGatherRadius + 31) / 32;
+  const int lane = threadIdx.x;
+#pragma unroll
+  for (int c = 0; c < C; ++c) num[c] = 0.f;
+#pragma unroll 1
+  for (int q = first; q <= last; ++q) {
+    const float weight = (q == r0 ? a : 0.f) + (q == r1 ? b : 0.f);
+    if (!__any_sync(0xffffffffu, weight != 0.f)) continue;  // a radius no pixel mixes (t = 0)
+    const float2* taps = radiusTaps + q * kTapRow + kMaxGatherRadius;
+    const int chunks = (32 + 2 * q + 31) / 32;
+    float column[kChunks][C];
+#pragma unroll
+    for (int m = 0; m < kChunks; ++m) {
+#pragma unroll
+      for (int c = 0; c < C; ++c) column[m][c] = 0.f;
+      if (m >= chunks) continue;
+      // Window column j at tile column halo - q + j; lanes past the window's end sum a column no
+      // pixel takes (clamped inside the tile).
+      const Sample<C>* at = row + min(halo - q + lane + 32 * m, tileW - 1);
+#pragma unroll
+      for (int c = 0; c < C; ++c) column[m][c] = taps[0].x * channel(at[0], c);
+#pragma unroll 1
+      for (int dy = 1; dy <= q; ++dy) {
+        const float w = taps[dy].x;
+        const Sample<C>&above = at[-dy * tileW], &below = at[dy * tileW];
+#pragma unroll
+        for (int c = 0; c < C; ++c) column[m][c] += w * (channel(above, c) + channel(below, c));
+      }
+    }
+    float sum[C] = {};
+#pragma unroll 1
+    for (int dx = -q; dx <= q; ++dx) {
+      const int j = lane + q + dx, from = j % 32, chunk = j / 32;
+      const float w = taps[dx < 0 ? -dx : dx].x;
+#pragma unroll
+      for (int m = 0; m < kChunks; ++m) {
+        if (m >= chunks) break;  // the same for the whole warp
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+          const float v = __shfl_sync(0xffffffffu, column[m][c], from);
+          if (chunk == m) sum[c] += w * v;
+        }
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < C; ++c) num[c] += weight * sum[c];
+  }
+}
+
 // Shared tile: the block's pixels and a halo of rMax (replicated at the borders) as Samples. Five
 // blocks an SM (48 registers): at four, the open gather's gain was gone.
 template <int C> __global__ void __launch_bounds__(kBlockX* kBlockY, 5)
@@ -190,7 +249,23 @@ template <int C> __global__ void __launch_bounds__(kBlockX* kBlockY, 5)
   for (int offset = 16; offset > 0; offset /= 2) reach = max(reach, __shfl_xor_sync(0xffffffffu, reach, offset));
   const float2* taps = radiusTaps + r0 * kTapRow + kMaxGatherRadius;
   if (__all_sync(0xffffffffu, !inside || nearestInTile >= edge)) {
-    float num[C] = {}, a = (1.f - t) / gRadiusWeight[r0], b = t / gRadiusWeight[r1];
+    const float a = (1.f - t) / gRadiusWeight[r0], b = t / gRadiusWeight[r1];
+    // The radii the warp's pixels mix: where they are few, separable sums over each cost less
+    // than the 2D taps (about 4q + 2 against (2q + 1)^2 a pixel, the shuffles and the window's
+    // extra columns making a separable radius cost about a fifth of the 2D gather's at radius 9).
+    int first = inside ? r0 : s.rMax, last = inside ? r1 : 0;
+    for (int offset = 16; offset > 0; offset /= 2) {
+      first = min(first, __shfl_xor_sync(0xffffffffu, first, offset));
+      last = max(last, __shfl_xor_sync(0xffffffffu, last, offset));
+    }
+    if (last - first + 1 <= max(1, (2 * reach + 1) / 5)) {
+      float num[C];
+      gatherSeparably<C>(num, tile + cy * tileW, tileW, halo, radiusTaps, first, last, r0, r1, a, b);
+      if (inside)
+        for (int c = 0; c < C; ++c) out.at(x, y, c) = toByte(num[c]);
+      return;
+    }
+    float num[C] = {};
     gatherOpenRow<C, false>(num, centre, centre, taps, a * taps[0].x, b * taps[0].y, reach);
     for (int dy = 1; dy <= reach; ++dy)
       gatherOpenRow<C, true>(num, centre - dy * tileW, centre + dy * tileW, taps, a * taps[dy].x, b * taps[dy].y,

@@ -3,7 +3,8 @@
 // divides by the kept weight and mixes the two. The same function as the CPU reference's masked
 // separable layers (stages/dof), computed without intermediate images. Where no depth in a block's
 // tile lies in front of a warp's band edges, nothing is masked and the warp gathers once with the
-// two radii's normalised weights mixed into one.
+// two radii's normalised weights mixed into one, or, where its pixels mix few radii, separably:
+// column sums a radius, then row sums of them across the warp's lanes.
 #pragma once
 #include <cuda_runtime_api.h>
 

@@ -1,7 +1,8 @@
 // CUDA dof against the CPU reference: random pictures and depth maps with sharp steps everywhere
-// (the kernel's masked path) or smooth with one step (mostly its unmasked path), odd sizes, grey
-// and RGB, focus by depth and by pixels, depth planes of other sizes and disparity; poisoned
-// outputs; 8-bit results within 1.
+// (the kernel's masked path), smooth with one step (mostly its unmasked path), or a disc in focus
+// before a background beyond r_max's depth (mostly its separable path: every pixel of a warp at
+// r_max), odd sizes, grey and RGB, focus by depth and by pixels, depth planes of other sizes and
+// disparity; poisoned outputs; 8-bit results within 1.
 #include "stages/dof/dof.hpp"
 
 #include "tests/support.hpp"
@@ -14,7 +15,7 @@ struct Case {
   int planeScale;  // > 0: the plane is this times larger; < 0: this times smaller
   bool disparity;
   bool focusPixel;
-  bool smooth = false;  // a depth ramp with one nearer rectangle, instead of noise and patches
+  enum class Depths { patches, smooth, portrait } depths = Depths::patches;
 };
 
 class CudaDof : public ::testing::TestWithParam<Case> {};
@@ -30,11 +31,15 @@ TEST_P(CudaDof, MatchesTheCpuReference) {
   for (int y = 0; y < ph; ++y)
     for (int x = 0; x < pw; ++x) {
       float v = (x / 7 + y / 5) % 4 == 0 ? 0.5f : z(test::rng());  // patches at one depth and noise: steps everywhere
-      if (c.smooth) {
+      if (c.depths == Case::Depths::smooth) {                      // a ramp with one nearer rectangle
         bool inRectangle = x > pw / 3 && x < pw / 2 && y > ph / 3 && y < ph / 2;
         v = inRectangle ? 0.45f
                         : 0.3f + 1.2f * static_cast<float>(x) / static_cast<float>(pw) +
                               0.3f * static_cast<float>(y) / static_cast<float>(ph);
+      }
+      if (c.depths == Case::Depths::portrait) {  // a disc at the focus before 8 (radius 6 x 7.5: r_max)
+        const int dx = 2 * x - pw, dy = 2 * y - ph;
+        v = dx * dx + dy * dy < ph * ph / 4 ? 0.5f : 8.f;
       }
       if ((x * 31 + y * 17) % 97 == 0)
         v = c.disparity ? 0.f : std::numeric_limits<float>::quiet_NaN();  // invalid samples
@@ -70,12 +75,16 @@ TEST_P(CudaDof, MatchesTheCpuReference) {
   EXPECT_LE(worst, 1);
 }
 
+using Depths = Case::Depths;
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaDof,
                          ::testing::Values(Case{3, 131, 77, 9, 1, false, false}, Case{3, 96, 64, 9, 2, true, true},
                                            Case{1, 50, 90, 4, -2, false, true}, Case{3, 61, 33, 0, 1, false, false},
                                            Case{3, 70, 52, 16, 1, false, true}, Case{1, 33, 17, 31, 1, true, false},
-                                           Case{3, 301, 203, 9, 1, false, false, true},
-                                           Case{1, 250, 130, 9, -2, false, true, true}));
+                                           Case{3, 301, 203, 9, 1, false, false, Depths::smooth},
+                                           Case{1, 250, 130, 9, -2, false, true, Depths::smooth},
+                                           Case{1, 203, 117, 9, 1, false, false, Depths::portrait},
+                                           Case{3, 150, 101, 31, 1, false, true, Depths::portrait},
+                                           Case{1, 97, 70, 16, 2, true, false, Depths::portrait}));
 
 }  // namespace
 }  // namespace pp::dof
