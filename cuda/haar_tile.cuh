@@ -74,8 +74,8 @@ __device__ __forceinline__ void runningSum(uint32_t* v, int n, int stride) {
 
 // Rows r0, r0 + step, ... (kRows of them) of the tile's pixels (kSquares: squared) into rows
 // r0 + 1, ... of `integral`, a lane a column: the rows' loads issued together so that they overlap.
-// Rows past the tile's last take the last one's place: their loads stay inside the level and their
-// stores write what its own store writes.
+// Rows past the tile's last load the last one again (their addresses stay inside the level, worked
+// out once, not under a predicate) and store nothing.
 template <int kRows, bool kSquares>
 __device__ __forceinline__ void copyRows(uint32_t* integral, const Tile& t, int r0, int step, int lane) {
   const uint8_t* source[kRows];
@@ -91,7 +91,8 @@ __device__ __forceinline__ void copyRows(uint32_t* integral, const Tile& t, int 
 #pragma unroll
     for (int k = 0; k < kRows; ++k) v[k] = source[k][x];
 #pragma unroll
-    for (int k = 0; k < kRows; ++k) tile[k][x] = kSquares ? v[k] * v[k] : v[k];
+    for (int k = 0; k < kRows; ++k)
+      if (r0 + k * step < t.height) tile[k][x] = kSquares ? v[k] * v[k] : v[k];
   }
 }
 
