@@ -16,7 +16,7 @@
 
 namespace pp::faces {
 
-constexpr int kMaxLevels = 64;  // a level's index fits a byte
+constexpr int kMaxLevels = 256;  // a level's index fits the tile table's byte
 
 // Tiles of a launch over every level, the levels' tiles one after another (only those that
 // exist): the resize takes kPixelTileX x kPixelTileY pixels a block, the cascade kWindowTileX x

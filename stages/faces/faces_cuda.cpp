@@ -108,7 +108,11 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
   s.cascade = c;
   s.width = width, s.height = height;
   s.levels = pyramid(c, width, height, p);
-  if (s.levels.size() > static_cast<size_t>(kMaxLevels)) s.levels.resize(kMaxLevels);
+  if (s.levels.size() > static_cast<size_t>(kMaxLevels))
+    throw std::invalid_argument("face_detect: scale_factor " + std::to_string(p.scaleFactor) + " makes " +
+                                std::to_string(s.levels.size()) + " pyramid levels of a " + std::to_string(width) +
+                                "x" + std::to_string(height) + " image; the CUDA backend takes at most " +
+                                std::to_string(kMaxLevels) + ": use a larger scale_factor or min_size, or backend cpu");
   std::vector<int2> tables;
   size_t pixels = 0, windows = 0;
   for (const Level& l : s.levels) {

@@ -1,9 +1,9 @@
 // CUDA face detection against the CPU reference: the same raw windows (minNeighbors 0), in the
 // same order, and so the same grouped faces, on real pictures of several sizes and on noise (the
-// stage sums are exact on both sides), also with more windows than the first read takes; a
-// picture smaller than the window gives nothing and no error; a cascade whose sums cannot be exact
-// in 64-bit integers, or whose window is too large for the exact variance normalisation, is
-// refused by name.
+// stage sums are exact on both sides), also with more windows than the first read takes and with
+// a fine pyramid; a picture smaller than the window gives nothing and no error; a cascade whose
+// sums cannot be exact in 64-bit integers, a window too large for the exact variance
+// normalisation, or a pyramid of more levels than the detector takes, is refused by name.
 #include "pipeline/image_io.hpp"
 #include "stages/faces/faces.hpp"
 #include "tests/support.hpp"
@@ -64,6 +64,30 @@ TEST(CudaFaces, MoreWindowsThanTheFirstReadMatchTheCpuReference) {
   ASSERT_GT(want.size(), FaceDetectorCuda::kWindowsReadWithCount);
   EXPECT_EQ(got.size(), want.size());
   EXPECT_TRUE(got == want);
+}
+
+// A fine pyramid (scale factor 1.02: 74 levels of Messi at 164x102, more than the 64 the detector
+// once kept, dropping the rest without a word) gives the CPU reference's windows; one finer than
+// the detector takes (1.001: 1453 levels) is refused by name.
+TEST(CudaFaces, FinePyramidsMatchTheCpuReferenceOrAreRefused) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  Cascade cascade = loadCascade(test::dataFile("cascades/haarcascade_frontalface_default.xml"));
+  Image small = scaled(readGreyImage(test::picture("messi5.jpg")), 0.3);
+  DetectParams fine;
+  fine.minNeighbors = 0;
+  fine.scaleFactor = 1.02;
+  ASSERT_GT(pyramid(cascade, small.width(), small.height(), fine).size(), 64u);
+  std::vector<Window> want = detectRawCpu(cascade, small, fine), got = onGpu(cascade, fine, small);
+  EXPECT_EQ(got.size(), want.size());
+  EXPECT_TRUE(got == want);
+  fine.scaleFactor = 1.001;
+  try {
+    FaceDetectorCuda detector(cascade, fine, small.width(), small.height());
+    ADD_FAILURE() << "expected an error for a pyramid of more than 256 levels";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("scale_factor"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("backend cpu"), std::string::npos) << e.what();
+  }
 }
 
 // A leaf value of 2^-60 beside ones near 1 needs more than 53 bits: OpenCV's double sums would
