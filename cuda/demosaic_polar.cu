@@ -394,10 +394,73 @@ __device__ __forceinline__ void storeRun(const ImageView<V>& plane, int x, int y
   }
 }
 
+// Moves an array of N values along by K (the first K out) and puts `last` at its end: a loop that
+// is not unrolled fills a row so, with no array indexed by its counter.
+template <int K, class V, int N> __device__ __forceinline__ void shiftIn(V (&row)[N], const V (&last)[K]) {
+#pragma unroll
+  for (int i = 0; i + K < N; ++i) row[i] = row[i + K];
+#pragma unroll
+  for (int c = 0; c < K; ++c) row[N - K + c] = last[c];
+}
+
+// S0 and the polarizers' images of a thread's kSpanX pixels of one row, from one read of each
+// sample's sums (sumsAt(i), i known at compile time); kMost and kAt say whether `max` and
+// `polarizer` are wanted, so that a launch computes none it does not store (`min` always: the
+// kernels that make these planes are launched for one of them).
+template <bool kMost, bool kAt, class T, class SumsAt>
+__device__ __forceinline__ void storeFilteredRow(const Planes<T>& out, const Settings& settings, const SumsAt& sumsAt,
+                                                 int x, int y, int count, int maxv) {
+  constexpr int kSamples = 3 * kSpanX;
+  T mean[kSamples], low[kSamples], high[kSamples], through[kSamples];
+#pragma unroll
+  for (int i = 0; i < kSamples; ++i) {
+    StokesSums sums = sumsAt(i);
+    Passed passed = polarizersPass(sums, settings, maxv);  // what is not stored is never computed
+    mean[i] = static_cast<T>((sums.sum + 2) >> 2);
+    low[i] = static_cast<T>(passed.least);
+    if constexpr (kMost) high[i] = static_cast<T>(passed.most);
+    if constexpr (kAt) through[i] = static_cast<T>(passed.at);
+  }
+  if (out.s0.data) storeRun<4>(out.s0, x, y, mean, 3 * count);
+  if (out.minimum.data) storeRun<4>(out.minimum, x, y, low, 3 * count);
+  if constexpr (kMost) storeRun<4>(out.maximum, x, y, high, 3 * count);
+  if constexpr (kAt) storeRun<4>(out.polarizer, x, y, through, 3 * count);
+}
+
+// DoLP, AoLP, the visual and, with kNormals, the normals (those wanted) of a thread's kSpanX pixels
+// of one row, a pixel at a time from lumaAt(qx) (four pixels' worth at once took 96 registers);
+// without kNormals the loop carries none of their values.
+template <bool kNormals, class T, class LumaAt>
+__device__ __forceinline__ void storePolarizationRow(const Planes<T>& out, const Settings& settings,
+                                                     const LumaAt& lumaAt, int x, int y, int count, int maxv) {
+  float dolpRow[kSpanX] = {}, aolpRow[kSpanX] = {}, normalRow[3 * kSpanX] = {};
+  uint8_t visualRow[3 * kSpanX] = {}, colourRow[3 * kSpanX] = {};
+#pragma unroll 1
+  for (int qx = 0; qx < kSpanX; ++qx) {
+    pp::polar::Stokes luma = lumaAt(qx);
+    float d = dolp(luma), a = aolp(luma);
+    uint8_t visual[3] = {};
+    if (out.aolpVisual.data) aolpVisual(a, d, luma.s0 * 0.5f / static_cast<float>(maxv), visual);
+    shiftIn<1>(dolpRow, {d}), shiftIn<1>(aolpRow, {a}), shiftIn<3>(visualRow, visual);
+    if constexpr (kNormals) {
+      float normal[3] = {};
+      uint8_t colour[3] = {};
+      normalVisual(normal, surfaceNormal(luma, settings.refractiveIndex, settings.minDolp, normal), colour);
+      shiftIn<3>(normalRow, normal), shiftIn<3>(colourRow, colour);
+    }
+  }
+  if (out.dolp.data) storeRun<4>(out.dolp, x, y, dolpRow, count);
+  if (out.aolp.data) storeRun<4>(out.aolp, x, y, aolpRow, count);
+  if (out.aolpVisual.data) storeRun<4>(out.aolpVisual, x, y, visualRow, 3 * count);
+  if constexpr (kNormals) {
+    if (out.normals.data) storeRun<4>(out.normals, x, y, normalRow, 3 * count);
+    if (out.normalsVisual.data) storeRun<4>(out.normalsVisual, x, y, colourRow, 3 * count);
+  }
+}
+
 // Writes the Stokes planes (those wanted) of one row of a thread's kSpanX pixels from the four
 // positions' staged RGB values (so the MHC's registers are free by then), computed as stokes() and
-// storePolarization() compute them, each plane kSpanX pixels a store when it can. DoLP, AoLP and
-// the visual are made a pixel at a time: four pixels' worth at once took 96 registers.
+// storePolarization() compute them, each plane kSpanX pixels a store when it can.
 template <bool Products, class T>
 __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Settings& settings,
                                                const AnglePositions& positions, const Staging<T>& staged, int sy,
@@ -416,26 +479,29 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Setti
                                                         : 0x4410u));
     return stokesSums(v[0], v[1], v[2], v[3]);
   };
-  auto sumsOf = [&](int i) {  // sample i known only at run time: read alone
-    int v[4];
+  auto lumaAt = [&](int qx) {  // pixel qx's luminance Stokes, as stokes() makes it; its samples read alone
+    pp::polar::Stokes luma{0.f, 0.f, 0.f};
 #pragma unroll
-    for (int k = 0; k < 4; ++k) v[k] = rows[k][i];
-    return stokesSums(v[0], v[1], v[2], v[3]);
-  };
-  if (Products && out.wantsFiltered()) {  // S0 and the polarizers' images from one read of each sample's sums
-    T mean[kSamples], low[kSamples], high[kSamples], through[kSamples];
+    for (int c = 0; c < 3; ++c) {
+      int v[4];
 #pragma unroll
-    for (int i = 0; i < kSamples; ++i) {
-      StokesSums sums = sumsAt(i);
-      Passed passed = polarizersPass(sums, settings, maxv);  // all three: branches here cost registers
-      mean[i] = static_cast<T>((sums.sum + 2) >> 2);
-      low[i] = static_cast<T>(passed.least), high[i] = static_cast<T>(passed.most),
-      through[i] = static_cast<T>(passed.at);
+      for (int k = 0; k < 4; ++k) v[k] = rows[k][3 * qx + c];
+      StokesSums st = stokesSums(v[0], v[1], v[2], v[3]);
+      addToLuma(luma, {static_cast<float>(st.sum) * 0.5f, static_cast<float>(st.s1), static_cast<float>(st.s2)},
+                lumaWeight(c));
     }
-    if (out.s0.data) storeRun<4>(out.s0, x, y, mean, 3 * count);
-    if (out.minimum.data) storeRun<4>(out.minimum, x, y, low, 3 * count);
-    if (out.maximum.data) storeRun<4>(out.maximum, x, y, high, 3 * count);
-    if (out.polarizer.data) storeRun<4>(out.polarizer, x, y, through, 3 * count);
+    return luma;
+  };
+  if (Products && out.wantsFiltered()) {
+    bool most = out.maximum.data, at = out.polarizer.data;
+    if (most && at)
+      storeFilteredRow<true, true>(out, settings, sumsAt, x, y, count, maxv);
+    else if (most)
+      storeFilteredRow<true, false>(out, settings, sumsAt, x, y, count, maxv);
+    else if (at)
+      storeFilteredRow<false, true>(out, settings, sumsAt, x, y, count, maxv);
+    else
+      storeFilteredRow<false, false>(out, settings, sumsAt, x, y, count, maxv);
   } else if (out.s0.data) {
     T row[kSamples];
 #pragma unroll
@@ -454,44 +520,10 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Setti
     for (int i = 0; i < kSamples; ++i) row[i] = static_cast<float>(sumsAt(i).s2);
     storeRun<4>(out.s2, x, y, row, 3 * count);
   }
-  if (!out.template wantsPolarization<Products>()) return;
-  float dolpRow[kSpanX] = {}, aolpRow[kSpanX] = {}, normalRow[3 * kSpanX] = {};
-  uint8_t visualRow[3 * kSpanX] = {}, normalColourRow[3 * kSpanX] = {};
-#pragma unroll 1
-  for (int qx = 0; qx < kSpanX; ++qx) {  // as stokes() and storePolarization() compute them, from the luminance
-    pp::polar::Stokes luma{0.f, 0.f, 0.f};
-#pragma unroll
-    for (int c = 0; c < 3; ++c) {
-      StokesSums st = sumsOf(3 * qx + c);
-      addToLuma(luma, {static_cast<float>(st.sum) * 0.5f, static_cast<float>(st.s1), static_cast<float>(st.s2)},
-                lumaWeight(c));
-    }
-    float d = dolp(luma), a = aolp(luma), normal[3] = {};
-    uint8_t visual[3] = {}, normalColour[3] = {};
-    if (out.aolpVisual.data) aolpVisual(a, d, luma.s0 * 0.5f / static_cast<float>(maxv), visual);
-    if constexpr (Products) {
-      if (out.wantsNormals())
-        normalVisual(normal, surfaceNormal(luma, settings.refractiveIndex, settings.minDolp, normal), normalColour);
-    }
-    // Shifted in from the end (the loop is not unrolled, so no array is indexed by qx).
-#pragma unroll
-    for (int i = 0; i + 1 < kSpanX; ++i) dolpRow[i] = dolpRow[i + 1], aolpRow[i] = aolpRow[i + 1];
-#pragma unroll
-    for (int i = 0; i + 3 < 3 * kSpanX; ++i)
-      visualRow[i] = visualRow[i + 3], normalRow[i] = normalRow[i + 3], normalColourRow[i] = normalColourRow[i + 3];
-    dolpRow[kSpanX - 1] = d, aolpRow[kSpanX - 1] = a;
-#pragma unroll
-    for (int c = 0; c < 3; ++c)
-      visualRow[3 * kSpanX - 3 + c] = visual[c], normalRow[3 * kSpanX - 3 + c] = normal[c],
-                                 normalColourRow[3 * kSpanX - 3 + c] = normalColour[c];
-  }
-  if (out.dolp.data) storeRun<4>(out.dolp, x, y, dolpRow, count);
-  if (out.aolp.data) storeRun<4>(out.aolp, x, y, aolpRow, count);
-  if (out.aolpVisual.data) storeRun<4>(out.aolpVisual, x, y, visualRow, 3 * count);
-  if constexpr (Products) {
-    if (out.normals.data) storeRun<4>(out.normals, x, y, normalRow, 3 * count);
-    if (out.normalsVisual.data) storeRun<4>(out.normalsVisual, x, y, normalColourRow, 3 * count);
-  }
+  if (Products && out.wantsNormals())  // never taken without the products, so no second loop is made
+    storePolarizationRow<Products>(out, settings, lumaAt, x, y, count, maxv);
+  else if (out.template wantsPolarization<false>())
+    storePolarizationRow<false>(out, settings, lumaAt, x, y, count, maxv);
 }
 
 // Colour sensors. C00..C11: the Bayer colours of a quad (template, so nothing is selected at run
