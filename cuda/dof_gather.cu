@@ -253,14 +253,12 @@ template <int C> __global__ void __launch_bounds__(kBlockX* kBlockY, 5)
     // The radii the warp's pixels mix: where they are few, separable sums over each cost less
     // than the 2D taps (about 4q + 2 against (2q + 1)^2 a pixel, the shuffles and the window's
     // extra columns making a separable radius cost about a fifth of the 2D gather's at radius 9).
-    int first = inside ? r0 : s.rMax, last = inside ? r1 : 0;
-    for (int offset = 16; offset > 0; offset /= 2) {
-      first = min(first, __shfl_xor_sync(0xffffffffu, first, offset));
-      last = max(last, __shfl_xor_sync(0xffffffffu, last, offset));
-    }
-    if (last - first + 1 <= max(1, (2 * reach + 1) / 5)) {
+    // The largest is `reach`.
+    int first = inside ? r0 : s.rMax;
+    for (int offset = 16; offset > 0; offset /= 2) first = min(first, __shfl_xor_sync(0xffffffffu, first, offset));
+    if (reach - first + 1 <= max(1, (2 * reach + 1) / 5)) {
       float num[C];
-      gatherSeparably<C>(num, tile + cy * tileW, tileW, halo, radiusTaps, first, last, r0, r1, a, b);
+      gatherSeparably<C>(num, tile + cy * tileW, tileW, halo, radiusTaps, first, reach, r0, r1, a, b);
       if (inside)
         for (int c = 0; c < C; ++c) out.at(x, y, c) = toByte(num[c]);
       return;

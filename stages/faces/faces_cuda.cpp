@@ -114,8 +114,10 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
                                 "x" + std::to_string(height) + " image; the CUDA backend takes at most " +
                                 std::to_string(kMaxLevels) + ": use a larger scale_factor or min_size, or backend cpu");
   std::vector<int2> tables;
+  std::vector<uint8_t> tileLevels, windowTileLevels;  // each tile's level: the pixel tiles', then the window tiles'
   size_t pixels = 0, windows = 0;
   for (const Level& l : s.levels) {
+    const auto level = static_cast<uint8_t>(s.geometry.size());
     LevelGeometry g{};
     g.scale = l.scale, g.width = l.width, g.height = l.height, g.step = l.step;
     g.cols = std::max(0, (l.width + 1 - c.width + l.step - 1) / l.step);
@@ -132,19 +134,14 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
     g.beforeX = ax.before, g.afterX = ax.after, g.beforeY = ay.before, g.afterY = ay.after;
     s.mostRows = std::max(s.mostRows, g.rows);
     g.pixelTile = s.pixelTiles, g.windowTile = s.windowTiles;
-    s.pixelTiles += (l.width + kPixelTileX - 1) / kPixelTileX * ((l.height + kPixelTileY - 1) / kPixelTileY);
-    s.windowTiles += (g.cols + kWindowTileX - 1) / kWindowTileX * ((g.rows + kWindowTileY - 1) / kWindowTileY);
+    const int pixelTiles = (l.width + kPixelTileX - 1) / kPixelTileX * ((l.height + kPixelTileY - 1) / kPixelTileY),
+              windowTiles = (g.cols + kWindowTileX - 1) / kWindowTileX * ((g.rows + kWindowTileY - 1) / kWindowTileY);
+    s.pixelTiles += pixelTiles, s.windowTiles += windowTiles;
+    tileLevels.insert(tileLevels.end(), static_cast<size_t>(pixelTiles), level);
+    windowTileLevels.insert(windowTileLevels.end(), static_cast<size_t>(windowTiles), level);
     s.geometry.push_back(g);
   }
-  std::vector<uint8_t> tileLevels(static_cast<size_t>(s.pixelTiles) + static_cast<size_t>(s.windowTiles));
-  for (size_t level = 0; level < s.geometry.size(); ++level) {
-    const LevelGeometry& g = s.geometry[level];
-    const int windowTilesEnd = level + 1 < s.geometry.size() ? s.geometry[level + 1].windowTile : s.windowTiles,
-              pixelTilesEnd = level + 1 < s.geometry.size() ? s.geometry[level + 1].pixelTile : s.pixelTiles;
-    std::fill(tileLevels.begin() + g.pixelTile, tileLevels.begin() + pixelTilesEnd, static_cast<uint8_t>(level));
-    std::fill(tileLevels.begin() + s.pixelTiles + g.windowTile, tileLevels.begin() + s.pixelTiles + windowTilesEnd,
-              static_cast<uint8_t>(level));
-  }
+  tileLevels.insert(tileLevels.end(), windowTileLevels.begin(), windowTileLevels.end());
   s.capacity = static_cast<int>(std::max<size_t>(windows, 1));
   if ((c.width - 2) * (c.height - 2) >= kMaxNormArea)
     throw std::invalid_argument("face_detect: the cascade's " + std::to_string(c.width) + "x" +
