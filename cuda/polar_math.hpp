@@ -230,16 +230,18 @@ PP_HD Passed polarizersPass(StokesSums sums, const Settings& settings, int maxv)
 #if defined(__CUDA_ARCH__)
   float root;
   if (maxv <= 255) {
-    // 8-bit samples: q is a whole number below 2^17, so exact, and its root, unless whole, lies at
-    // least 1/(4 (2 sqrt(q) + 1)) > 3.4e-4 from every value where the rounded samples change (a
-    // root h that is a multiple of 1/2: q - h^2 is then a nonzero multiple of 1/4). The hardware's
-    // approximate root is within a few units in its last place (2^-15 below 512), so it gives the
-    // correctly rounded root's samples; a whole root, which can sit exactly on a rounding tie, is
-    // made exact. One instruction and four against the correctly rounded root's nine and a
+    // 8-bit samples: q is a whole number below 2^17, so exact, and its root, below 361, unless
+    // whole, lies at least 1/(4 (2 sqrt(q) + 1)) > 3.4e-4 from every value where the rounded
+    // samples change (a root h that is a multiple of 1/2: q - h^2 is then a nonzero multiple of
+    // 1/4). The hardware's approximate root is within 3 units in its last place (the CUDA
+    // Programming Guide's bound for sqrtf without -prec-sqrt: 1 from compute capability 5.2 on, 3
+    // before), at most 9.2e-5 below 512. Rounded to a multiple of 2^-12 (by way of 3072, where a
+    // float's last place is 2^-12), a whole root, which can sit exactly on a rounding tie, comes
+    // out exact, and any other moves less than 2.2e-4 from the true root, so the samples are the
+    // correctly rounded root's. Three instructions against the correctly rounded root's nine and a
     // branch; a GPU test checks every q with every sum.
     asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(root) : "f"(q));
-    float whole = rintf(root);
-    if (mulRn(whole, whole) == q) root = whole;
+    root = __fsub_rn(__fadd_rn(root, 3072.f), 3072.f);
   } else {
     root = __fsqrt_rn(q);
   }

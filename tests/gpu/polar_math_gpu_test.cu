@@ -1,5 +1,5 @@
 // The polarizers' images as the device computes them from 8-bit samples (an approximate square
-// root, whole roots made exact) against the host's correctly rounded root: every S1^2 + S2^2 that
+// root rounded to a multiple of 2^-12) against the host's correctly rounded root: every S1^2 + S2^2 that
 // 8-bit samples can make, with every sum of four samples; outputs poisoned first.
 #include <gtest/gtest.h>
 
