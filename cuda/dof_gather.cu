@@ -46,7 +46,8 @@ __device__ __forceinline__ float radiusAt(const GatherSettings& s, float focus, 
 }
 __device__ __forceinline__ float bandEdge(const GatherSettings& s, float focus, float z, int r0) {
   if (!validDepth(z)) return INFINITY;
-  float edge = z >= focus ? focus + static_cast<float>(r0) / s.k : focus - static_cast<float>(r0 + 1) / s.k;
+  float behind = r0 == 0 ? 0.f : static_cast<float>(r0) / s.k;  // (0 / k is NaN where k is 0)
+  float edge = z >= focus ? focus + behind : focus - static_cast<float>(r0 + 1) / s.k;
   return fminf(edge, z);
 }
 // A blended channel value as the CPU reference stores it: rounded and clamped to 0..255.

@@ -22,10 +22,11 @@ std::vector<float> radiusTaps(int r) {
 }
 
 // The near edge of the depth band a pixel belongs to; it gathers only from depths at or beyond it.
+// (Band 0 starts at the focus even where k is 0 and the bands have no width: 0 / k would be NaN.)
 float bandEdge(const Settings& s, float z, int r0) {
   if (!valid(z)) return std::numeric_limits<float>::infinity();  // far: gathers only from the far
-  float edge =
-      z >= s.focusDepth ? s.focusDepth + static_cast<float>(r0) / s.k : s.focusDepth - static_cast<float>(r0 + 1) / s.k;
+  float behind = r0 == 0 ? 0.f : static_cast<float>(r0) / s.k;
+  float edge = z >= s.focusDepth ? s.focusDepth + behind : s.focusDepth - static_cast<float>(r0 + 1) / s.k;
   return std::min(edge, z);  // beyond r_max in front, the band reaches the pixel itself
 }
 

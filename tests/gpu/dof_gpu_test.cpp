@@ -2,7 +2,7 @@
 // (the kernel's masked path), smooth with one step (mostly its unmasked path), or a disc in focus
 // before a background beyond r_max's depth (mostly its separable path: every pixel of a warp at
 // r_max), odd sizes, grey and RGB, focus by depth and by pixels, depth planes of other sizes and
-// disparity; poisoned outputs; 8-bit results within 1.
+// disparity, k = 0; poisoned outputs; 8-bit results within 1.
 #include "stages/dof/dof.hpp"
 
 #include "tests/support.hpp"
@@ -16,6 +16,7 @@ struct Case {
   bool disparity;
   bool focusPixel;
   enum class Depths { patches, smooth, portrait } depths = Depths::patches;
+  float k = 6.f;  // radius steps per unit of depth (0: nothing valid is blurred)
 };
 
 class CudaDof : public ::testing::TestWithParam<Case> {};
@@ -48,7 +49,7 @@ TEST_P(CudaDof, MatchesTheCpuReference) {
       else
         plane.view<float>().at(x, y) = v;
     }
-  Settings s{0.5f, 6.f, c.rMax, {}};
+  Settings s{0.5f, c.k, c.rMax, {}};
   if (c.focusPixel) s.focusPixels = {{c.width / 3, c.height / 2}, {c.width - 1, 0}};
   float bf = 40.f;
 
@@ -84,7 +85,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaDof,
                                            Case{1, 250, 130, 9, -2, false, true, Depths::smooth},
                                            Case{1, 203, 117, 9, 1, false, false, Depths::portrait},
                                            Case{3, 150, 101, 31, 1, false, true, Depths::portrait},
-                                           Case{1, 97, 70, 16, 2, true, false, Depths::portrait}));
+                                           Case{1, 97, 70, 16, 2, true, false, Depths::portrait},
+                                           Case{3, 64, 48, 9, 1, false, false, Depths::patches, 0.f}));
 
 }  // namespace
 }  // namespace pp::dof

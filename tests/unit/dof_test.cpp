@@ -128,6 +128,21 @@ TEST(Dof, PixelsAtTheFocusDepthAreUnchanged) {
         }
 }
 
+TEST(Dof, WithKZeroNothingIsBlurred) {  // k = 0: every valid depth is in focus
+  int w = 37, h = 23;
+  Image image = test::randomImage({Depth::u8, 3}, w, h);
+  Image depth({Depth::f32, 1}, w, h, MemoryKind::host);
+  std::uniform_real_distribution<float> z(0.1f, 3.f);  // in front of the focus and behind it
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) depth.view<float>().at(x, y) = z(test::rng());
+  Image out(image.format(), w, h, MemoryKind::host);
+  fillBytes(out, 0xA5);
+  renderCpu({1.5f, 0.f, 9, {}}, image, depth, out);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w * 3; ++x)
+      ASSERT_EQ(out.view<uint8_t>().row(y)[x], image.view<uint8_t>().row(y)[x]) << x / 3 << "," << y;
+}
+
 TEST(Dof, BlurGrowsWithDistanceFromFocus) {
   int n = 41;
   Image impulse({Depth::u8, 1}, n, n, MemoryKind::host);
