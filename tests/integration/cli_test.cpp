@@ -146,6 +146,16 @@ TEST(Bench, ListsCasesAndRunsTheCpuOnesWithoutAGpu) {
   EXPECT_NE(slurp(dir / "b.json").find("\"mpix_per_s\""), std::string::npos);
   Child bad = spawn({bench, "--case", "nothing-like-this"}, dir);
   EXPECT_EQ(waitFor(bad, std::chrono::seconds(10)), 2);
+  if (slurp(list.out).find("graph/config [gpu]") == std::string::npos) return;  // built without the graph cases
+  // graph/config without --config: an error when asked for alone, else left out, saying so.
+  Child alone = spawn({bench, "--case", "graph/config"}, dir);
+  EXPECT_EQ(waitFor(alone, std::chrono::seconds(10)), 2);
+  EXPECT_NE(slurp(alone.err).find("graph/config: name the config with --config FILE"), std::string::npos)
+      << slurp(alone.err);
+  Child among =
+      spawn({bench, "--case", "graph/config|demosaic/mono8-angles/cpu", "--size", "64x48", "--iterations", "5"}, dir);
+  ASSERT_EQ(waitFor(among, std::chrono::seconds(60)), 0) << slurp(among.err);
+  EXPECT_NE(slurp(among.out).find("graph/config: left out (no --config FILE)"), std::string::npos) << slurp(among.out);
 }
 
 }  // namespace

@@ -40,7 +40,8 @@ struct Case {
   std::string summary;
   bool gpu = true;  // false: a CPU case, timed on the host
   std::function<std::unique_ptr<Run>(Size size, int inputSets)> make;
-  bool once = false;  // a GPU case that runs its own streams (the whole graph): one iteration, timed on the host
+  bool once = false;         // a GPU case that runs its own streams (the whole graph): one iteration, timed on the host
+  bool needsConfig = false;  // runs the graph of --config FILE: left out without one, unless asked for alone
 };
 
 std::vector<Case>& registry();

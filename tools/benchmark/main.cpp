@@ -195,10 +195,23 @@ int main(int argc, char** argv) {
     std::cerr << "no case matches '" << pattern << "' (see --list)\n";
     return 2;
   }
+  // Cases that run the graph of --config FILE: without one, an error when nothing else was asked
+  // for, else left out (so that the default '.*' runs every other case).
+  std::vector<std::string> skipped;
+  if (o.config.empty()) {
+    for (const auto& c : cases)
+      if (c.needsConfig) skipped.push_back(c.name);
+    if (skipped.size() == cases.size()) {
+      std::cerr << skipped.front() << ": name the config with --config FILE\n";
+      return 2;
+    }
+    cases.erase(std::remove_if(cases.begin(), cases.end(), [](const Case& c) { return c.needsConfig; }), cases.end());
+  }
   std::cout << "device: " << pp::gpuDescription() << "\n";
   if (!gpu) std::cout << "no GPU: running the CPU cases only\n";
   double copy = gpu ? copyBandwidthGBs() : 0;
   if (gpu) std::printf("device copy bandwidth: %.0f GB/s (256 MiB device to device, read + write)\n", copy);
+  for (const auto& name : skipped) std::cout << name << ": left out (no --config FILE)\n";
   std::printf("%-36s %10s %12s %10s %10s %9s %7s\n", "case", "ms", "ms (x32)", "Mpix/s", "MB moved", "GB/s", "% copy");
   nlohmann::json json = {{"device", pp::gpuDescription()},
                          {"copy_gb_per_s", copy},
