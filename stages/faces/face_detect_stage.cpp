@@ -19,6 +19,7 @@ class FaceDetectStage : public Stage {
 
   FaceDetectStage(const Params& p, ParamContext& ctx) : params_(p) {
     try {
+      checkDetectParams(p);
       cascade_ = loadCascade(p.cascade.value);
     } catch (const std::exception& e) {
       ctx.error(e.what());

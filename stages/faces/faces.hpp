@@ -43,7 +43,10 @@ struct Level {
   int width = 0, height = 0;
   int step = 2;
 };
-// Throws std::invalid_argument when p.scaleFactor is not a finite number > 1.
+// Throws std::invalid_argument, naming the parameter, when p.scaleFactor is not a finite number > 1
+// or min_size is larger than max_size (both given).
+void checkDetectParams(const DetectParams& p);
+// Throws as checkDetectParams.
 std::vector<Level> pyramid(const Cascade& c, int width, int height, const DetectParams& p);
 
 // The window at (x, y) of the level with `scale`, as OpenCV reports it in a width x height image:

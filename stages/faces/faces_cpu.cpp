@@ -48,11 +48,18 @@ Window reportedWindow(const Cascade& c, float scale, int x, int y, int width, in
   return w;
 }
 
-std::vector<Level> pyramid(const Cascade& c, int width, int height, const DetectParams& p) {
+void checkDetectParams(const DetectParams& p) {
   // A step of 1 or less (or NaN) would never reach the image's size.
   if (!std::isfinite(p.scaleFactor) || !(p.scaleFactor > 1.0))
     throw std::invalid_argument("faces: the scale factor must be a finite number > 1, got " +
                                 std::to_string(p.scaleFactor));
+  if (p.minSize > 0 && p.maxSize > 0 && p.minSize > p.maxSize)
+    throw std::invalid_argument("faces: min_size " + std::to_string(p.minSize) + " is larger than max_size " +
+                                std::to_string(p.maxSize) + ": no face could be found");
+}
+
+std::vector<Level> pyramid(const Cascade& c, int width, int height, const DetectParams& p) {
+  checkDetectParams(p);
   int maxW = p.maxSize > 0 ? p.maxSize : width, maxH = p.maxSize > 0 ? p.maxSize : height;
   std::vector<Level> levels;
   for (double factor = 1;; factor *= p.scaleFactor) {

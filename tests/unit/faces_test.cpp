@@ -66,6 +66,30 @@ TEST(FacesCpu, APictureSmallerThanTheWindowHasNoFaces) {
   EXPECT_TRUE(pyramid(c, 23, 100, {}).empty());
 }
 
+TEST(FacesCpu, AMinimumSizeAboveTheMaximumIsRefusedByName) {
+  Cascade c = loadCascade(test::dataFile("cascades/haarcascade_frontalface_default.xml"));
+  DetectParams p;
+  p.minSize = 200, p.maxSize = 50;
+  try {
+    pyramid(c, 640, 480, p);
+    ADD_FAILURE() << "min_size above max_size was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("min_size 200 is larger than max_size 50"), std::string::npos) << e.what();
+  }
+  p.maxSize = 0;  // the image: any min_size goes
+  EXPECT_NO_THROW(pyramid(c, 640, 480, p));
+  // In a pipeline file the error names the stage's params when the graph is built.
+  Registry registry;
+  registerAllNodes(registry);
+  Diagnostics d("test.yaml");
+  std::string yaml = "sources:\n  - {name: pictures, type: images, params: {path: " + test::picture("messi5.jpg") +
+                     "}}\nstages:\n  - {name: faces, type: face_detect, inputs: {image: pictures.image}, params: "
+                     "{min_size: 200, max_size: 50}}\n";
+  EXPECT_EQ(buildGraph(registry, yaml, d), nullptr);
+  EXPECT_NE(d.text().find("stages.faces.params"), std::string::npos) << d.text();
+  EXPECT_NE(d.text().find("min_size 200 is larger than max_size 50"), std::string::npos) << d.text();
+}
+
 TEST(FacesGrouping, KeepsClustersLargerThanMinNeighborsAndAveragesThem) {
   std::vector<Window> windows = {
       {100, 100, 40, 40}, {102, 101, 40, 40}, {98, 99, 42, 42}, {101, 100, 40, 40}, {300, 50, 30, 30}};
