@@ -405,8 +405,8 @@ template <int K, class V, int N> __device__ __forceinline__ void shiftIn(V (&row
 
 // S0 and the polarizers' images of a thread's kSpanX pixels of one row, from one read of each
 // sample's sums (sumsAt(i), i known at compile time); kMost and kAt say whether `max` and
-// `polarizer` are wanted, so that a launch computes none it does not store (`min` always: the
-// kernels that make these planes are launched for one of them).
+// `polarizer` are wanted, so that none is computed unstored (`min` always: it costs two
+// instructions a sample, and this runs only where one of the three is wanted).
 template <bool kMost, bool kAt, class T, class SumsAt>
 __device__ __forceinline__ void storeFilteredRow(const Planes<T>& out, const Settings& settings, const SumsAt& sumsAt,
                                                  int x, int y, int count, int maxv) {
