@@ -12,7 +12,8 @@ const ParamSchema<DetectParams>& detectParamSchema() {
                intIn(0, 1000))
           .add("min_size", &DetectParams::minSize, "smallest face side in pixels (0: the cascade's window)",
                intIn(0, 1 << 16))
-          .add("max_size", &DetectParams::maxSize, "largest face side in pixels (0: the image)", intIn(0, 1 << 16));
+          .add("max_size", &DetectParams::maxSize, "largest face side in pixels (0: the image; else at least min_size)",
+               intIn(0, 1 << 16));
   return schema;
 }
 }  // namespace
