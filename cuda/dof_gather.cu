@@ -7,6 +7,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/dof_gather.cuh"
+#include "cuda/dof_math.hpp"
 #include "cuda/shared_memory.cuh"
 
 namespace pp::dof {
@@ -24,9 +25,7 @@ __device__ float gRadiusWeight[kMaxGatherRadius + 1];
 
 constexpr int kBlockX = 32, kBlockY = 8;  // a warp a row of pixels
 
-__device__ __forceinline__ bool validDepth(float z) { return isfinite(z) && z > 0.f; }
-
-// The same float operations as dof_cpu.cpp's depthForImage, radiusAt and bandEdge.
+// The same float operations as dof_cpu.cpp's depthForImage.
 __device__ __forceinline__ int planeIndex(int v, const DepthPlane& p) {
   if (p.scale == 1) return v;  // the usual case, and no integer division
   return p.larger ? v * p.scale : v / p.scale;
@@ -39,16 +38,6 @@ __device__ __forceinline__ float depthIn(const uint8_t* planeRow, int sx, const 
 }
 __device__ __forceinline__ float depthAt(const ImageView<const uint8_t>& plane, const DepthPlane& p, int x, int y) {
   return depthIn(plane.row(planeIndex(y, p)), planeIndex(x, p), p);
-}
-__device__ __forceinline__ float radiusAt(const GatherSettings& s, float focus, float z) {
-  if (!validDepth(z)) return static_cast<float>(s.rMax);
-  return fminf(s.k * fabsf(z - focus), static_cast<float>(s.rMax));
-}
-__device__ __forceinline__ float bandEdge(const GatherSettings& s, float focus, float z, int r0) {
-  if (!validDepth(z)) return INFINITY;
-  float behind = r0 == 0 ? 0.f : static_cast<float>(r0) / s.k;  // (0 / k is NaN where k is 0)
-  float edge = z >= focus ? focus + behind : focus - static_cast<float>(r0 + 1) / s.k;
-  return fminf(edge, z);
 }
 // A blended channel value as the CPU reference stores it: rounded and clamped to 0..255.
 __device__ __forceinline__ uint8_t toByte(float v) { return static_cast<uint8_t>(fminf(fmaxf(v + 0.5f, 0.f), 255.f)); }
@@ -242,9 +231,9 @@ template <int C> __global__ void __launch_bounds__(kBlockX* kBlockY, 5)
   int cx = threadIdx.x + halo, cy = threadIdx.y + halo;
   const Sample<C>* centre = tile + cy * tileW + cx;
   float z = depthOf(*centre);  // the pixel's own depth, invalid as +inf
-  float rho = radiusAt(s, focus, z);
+  float rho = blurRadius(focus, s.k, s.rMax, z);
   int r0 = static_cast<int>(floorf(rho)), r1 = min(r0 + 1, s.rMax);
-  float t = rho - static_cast<float>(r0), edge = bandEdge(s, focus, z, r0);
+  float t = rho - static_cast<float>(r0), edge = bandEdge(focus, s.k, z, r0);
   // Loop to the warp's largest radius so its threads stay together; weights outside a radius are 0.
   int reach = inside ? r1 : 0;
   for (int offset = 16; offset > 0; offset /= 2) reach = max(reach, __shfl_xor_sync(0xffffffffu, reach, offset));

@@ -7,6 +7,7 @@
 
 #include "stages/dof/dof.hpp"
 
+#include "cuda/dof_math.hpp"
 #include "cuda/sgm_types.hpp"
 #include "stages/dof/separable.hpp"
 
@@ -14,20 +15,9 @@ namespace pp::dof {
 
 namespace {
 
-bool valid(float z) { return std::isfinite(z) && z > 0.f; }
-
 // Gaussian of integer radius r: 2r + 1 taps, sigma r / 2 (the identity at r = 0).
 std::vector<float> radiusTaps(int r) {
   return r == 0 ? std::vector<float>{1.f} : filter::gaussianTaps(2 * r + 1, 0.5 * r);
-}
-
-// The near edge of the depth band a pixel belongs to; it gathers only from depths at or beyond it.
-// (Band 0 starts at the focus even where k is 0 and the bands have no width: 0 / k would be NaN.)
-float bandEdge(const Settings& s, float z, int r0) {
-  if (!valid(z)) return std::numeric_limits<float>::infinity();  // far: gathers only from the far
-  float behind = r0 == 0 ? 0.f : static_cast<float>(r0) / s.k;
-  float edge = z >= s.focusDepth ? s.focusDepth + behind : s.focusDepth - static_cast<float>(r0 + 1) / s.k;
-  return std::min(edge, z);  // beyond r_max in front, the band reaches the pixel itself
 }
 
 }  // namespace
@@ -62,15 +52,12 @@ float resolveFocus(const Settings& s, const Image& depthAtImage) {
   float nearest = std::numeric_limits<float>::infinity();
   for (const auto& [x, y] : s.focusPixels) {
     float z = depthAtImage.view<float>().at(x, y);
-    if (valid(z)) nearest = std::min(nearest, z);
+    if (validDepth(z)) nearest = std::min(nearest, z);
   }
   return std::isfinite(nearest) ? nearest : s.focusDepth;
 }
 
-float radiusAt(const Settings& s, float z) {
-  if (!valid(z)) return static_cast<float>(s.rMax);
-  return std::min(s.k * std::fabs(z - s.focusDepth), static_cast<float>(s.rMax));
-}
+float radiusAt(const Settings& s, float z) { return blurRadius(s.focusDepth, s.k, s.rMax, z); }
 
 void checkSettings(const Settings& s) {
   if (!std::isfinite(s.k) || s.k < 0.f)
@@ -97,7 +84,7 @@ void renderCpu(const Settings& given, const Image& image, const Image& depth, Im
   auto dst = out.view<uint8_t>();
   auto keptBehind = [&](int x, int y, float edge) {
     float zz = z.at(x, y);
-    return (valid(zz) ? zz : std::numeric_limits<float>::infinity()) >= edge ? 1.f : 0.f;
+    return (validDepth(zz) ? zz : std::numeric_limits<float>::infinity()) >= edge ? 1.f : 0.f;
   };
 
   struct PixelNeed {
@@ -119,8 +106,8 @@ void renderCpu(const Settings& given, const Image& image, const Image& depth, Im
       n.r0 = static_cast<int>(std::floor(rho));
       n.r1 = std::min(n.r0 + 1, s.rMax);
       n.t = rho - static_cast<float>(n.r0);
-      n.edge = bandEdge(s, z.at(x, y), n.r0);
-      n.ownEdge = valid(z.at(x, y)) && n.edge == z.at(x, y);
+      n.edge = bandEdge(s.focusDepth, s.k, z.at(x, y), n.r0);
+      n.ownEdge = validDepth(z.at(x, y)) && n.edge == z.at(x, y);
       if (!n.ownEdge) levels.insert({n.edge, n.r0}), levels.insert({n.edge, n.r1});
     }
 
