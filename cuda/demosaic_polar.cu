@@ -406,12 +406,15 @@ template <int K, class V, int N> __device__ __forceinline__ void shiftIn(V (&row
 // S0 and the polarizers' images of a thread's kSpanX pixels of one row, from one read of each
 // sample's sums (sumsAt(i), i known at compile time); kMost and kAt say whether `max` and
 // `polarizer` are wanted, so that none is computed unstored (`min` always: it costs two
-// instructions a sample, and this runs only where one of the three is wanted).
-template <bool kMost, bool kAt, class T, class SumsAt>
+// instructions a sample, and this runs only where one of the three is wanted). It also makes each
+// pixel's luminance Stokes, as lumaAt() in storeStokesRow does, from the conversions the
+// polarizers' images make anyway, and hands them to lumaTo(qx, luma) for the DoLP loop.
+template <bool kMost, bool kAt, class T, class SumsAt, class LumaTo>
 __device__ __forceinline__ void storeFilteredRow(const Planes<T>& out, const Settings& settings, const SumsAt& sumsAt,
-                                                 int x, int y, int count, int maxv) {
+                                                 const LumaTo& lumaTo, int x, int y, int count, int maxv) {
   constexpr int kSamples = 3 * kSpanX;
   T mean[kSamples], low[kSamples], high[kSamples], through[kSamples];
+  pp::polar::Stokes luma{0.f, 0.f, 0.f};
 #pragma unroll
   for (int i = 0; i < kSamples; ++i) {
     StokesSums sums = sumsAt(i);
@@ -420,6 +423,8 @@ __device__ __forceinline__ void storeFilteredRow(const Planes<T>& out, const Set
     low[i] = static_cast<T>(passed.least);
     if constexpr (kMost) high[i] = static_cast<T>(passed.most);
     if constexpr (kAt) through[i] = static_cast<T>(passed.at);
+    addToLuma(luma, channelStokes(sums), lumaWeight(i % 3));
+    if (i % 3 == 2) lumaTo(i / 3, luma), luma = {0.f, 0.f, 0.f};
   }
   if (out.s0.data) storeRun<4>(out.s0, x, y, mean, 3 * count);
   if (out.minimum.data) storeRun<4>(out.minimum, x, y, low, 3 * count);
@@ -465,19 +470,39 @@ template <bool Products, class T>
 __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Settings& settings,
                                                const AnglePositions& positions, const Staging<T>& staged, int sy,
                                                int sx, int x, int y, int count, int maxv) {
-  constexpr int kSamples = 3 * kSpanX, kPerWord = 4 / sizeof(T);
-  const T* rows[4];  // each angle's staged piece (4-byte aligned)
+  constexpr int kSamples = 3 * kSpanX, kPerWord = 4 / sizeof(T), kWords = kSamples / kPerWord;
+  T* rows[4];  // each angle's staged piece (4-byte aligned)
 #pragma unroll
   for (int k = 0; k < 4; ++k) rows[k] = staged.row(positions.of[k], sy) + sx;
-  auto sumsAt = [&](int i) {  // sample i (known at compile time) of the piece: a word read, its sample picked out
+  // The pieces' words, read before the filtered loop may write the luminance over them.
+  uint32_t words[4][kWords];
+#pragma unroll
+  for (int k = 0; k < 4; ++k)
+#pragma unroll
+    for (int j = 0; j < kWords; ++j) words[k][j] = reinterpret_cast<const uint32_t*>(rows[k])[j];
+  auto sumsAt = [&](int i) {  // sample i (known at compile time) of the piece, picked out of its word
     int v[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k)
-      v[k] = static_cast<int>(__byte_perm(reinterpret_cast<const uint32_t*>(rows[k])[i / kPerWord], 0u,
+      v[k] = static_cast<int>(__byte_perm(words[k][i / kPerWord], 0u,
                                           kPerWord == 4 ? 0x4440u + i % 4
                                           : i % 2       ? 0x4432u
                                                         : 0x4410u));
     return stokesSums(v[0], v[1], v[2], v[3]);
+  };
+  // Where the filtered loop makes the luminance Stokes, pixel qx's go to the first 12 bytes of
+  // piece qx (the thread's own, read by then); the pieces picked by selects, as qx is not known
+  // at compile time in the DoLP loop.
+  auto lumaSlot = [&](int qx) {
+    return reinterpret_cast<float*>(qx == 0 ? rows[0] : qx == 1 ? rows[1] : qx == 2 ? rows[2] : rows[3]);
+  };
+  auto lumaTo = [&](int qx, pp::polar::Stokes luma) {
+    float* at = lumaSlot(qx);
+    at[0] = luma.s0, at[1] = luma.s1, at[2] = luma.s2;
+  };
+  auto lumaFrom = [&](int qx) {
+    const float* at = lumaSlot(qx);
+    return pp::polar::Stokes{at[0], at[1], at[2]};
   };
   auto lumaAt = [&](int qx) {  // pixel qx's luminance Stokes, as stokes() makes it; its samples read alone
     pp::polar::Stokes luma{0.f, 0.f, 0.f};
@@ -486,28 +511,11 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Setti
       int v[4];
 #pragma unroll
       for (int k = 0; k < 4; ++k) v[k] = rows[k][3 * qx + c];
-      StokesSums st = stokesSums(v[0], v[1], v[2], v[3]);
-      addToLuma(luma, {static_cast<float>(st.sum) * 0.5f, static_cast<float>(st.s1), static_cast<float>(st.s2)},
-                lumaWeight(c));
+      addToLuma(luma, channelStokes(stokesSums(v[0], v[1], v[2], v[3])), lumaWeight(c));
     }
     return luma;
   };
-  if (Products && out.wantsFiltered()) {
-    bool most = out.maximum.data, at = out.polarizer.data;
-    if (most && at)
-      storeFilteredRow<true, true>(out, settings, sumsAt, x, y, count, maxv);
-    else if (most)
-      storeFilteredRow<true, false>(out, settings, sumsAt, x, y, count, maxv);
-    else if (at)
-      storeFilteredRow<false, true>(out, settings, sumsAt, x, y, count, maxv);
-    else
-      storeFilteredRow<false, false>(out, settings, sumsAt, x, y, count, maxv);
-  } else if (out.s0.data) {
-    T row[kSamples];
-#pragma unroll
-    for (int i = 0; i < kSamples; ++i) row[i] = static_cast<T>((sumsAt(i).sum + 2) >> 2);
-    storeRun<4>(out.s0, x, y, row, 3 * count);
-  }
+  // S1 and S2 first: the words then need not live across the filtered loop.
   if (out.s1.data) {
     float row[kSamples];
 #pragma unroll
@@ -520,10 +528,37 @@ __device__ __forceinline__ void storeStokesRow(const Planes<T>& out, const Setti
     for (int i = 0; i < kSamples; ++i) row[i] = static_cast<float>(sumsAt(i).s2);
     storeRun<4>(out.s2, x, y, row, 3 * count);
   }
-  if (Products && out.wantsNormals())  // never taken without the products, so no second loop is made
-    storePolarizationRow<Products>(out, settings, lumaAt, x, y, count, maxv);
-  else if (out.template wantsPolarization<false>())
-    storePolarizationRow<false>(out, settings, lumaAt, x, y, count, maxv);
+  // The filtered loop (in the kernel with the products), one for each choice of what it stores,
+  // picked once a row, makes the luminance for the DoLP loop too.
+  const bool filtered = Products && out.wantsFiltered();
+  if (filtered) {
+    bool most = out.maximum.data, at = out.polarizer.data;
+    if (most && at)
+      storeFilteredRow<true, true>(out, settings, sumsAt, lumaTo, x, y, count, maxv);
+    else if (most)
+      storeFilteredRow<true, false>(out, settings, sumsAt, lumaTo, x, y, count, maxv);
+    else if (at)
+      storeFilteredRow<false, true>(out, settings, sumsAt, lumaTo, x, y, count, maxv);
+    else
+      storeFilteredRow<false, false>(out, settings, sumsAt, lumaTo, x, y, count, maxv);
+  } else if (out.s0.data) {
+    T row[kSamples];
+#pragma unroll
+    for (int i = 0; i < kSamples; ++i) row[i] = static_cast<T>((sumsAt(i).sum + 2) >> 2);
+    storeRun<4>(out.s0, x, y, row, 3 * count);
+  }
+  // The normals' loop only in the kernel with the products: without them no second loop is made.
+  if constexpr (Products) {
+    const bool normals = out.wantsNormals();
+    if (filtered && normals) return storePolarizationRow<true>(out, settings, lumaFrom, x, y, count, maxv);
+    if (filtered) {
+      if (out.template wantsPolarization<false>())
+        storePolarizationRow<false>(out, settings, lumaFrom, x, y, count, maxv);
+      return;
+    }
+    if (normals) return storePolarizationRow<true>(out, settings, lumaAt, x, y, count, maxv);
+  }
+  if (out.template wantsPolarization<false>()) storePolarizationRow<false>(out, settings, lumaAt, x, y, count, maxv);
 }
 
 // Colour sensors. C00..C11: the Bayer colours of a quad (template, so nothing is selected at run
@@ -587,12 +622,16 @@ __global__ void __launch_bounds__(kThreads, colourBlocksPerSm<Stokes, T>())
   }
   __syncthreads();
   storeStaged(staged, out.angle, x0, y0, subW, subH);
-  if constexpr (Stokes)
+  if constexpr (Stokes) {
+    // Every thread's reads of the staged rows done before the filtered loop writes over them.
+    if (Products && out.wantsFiltered()) __syncthreads();
+    // The kernel with the products keeps one copy of a row's code: two outgrew the instruction cache.
     if (count > 0)
-#pragma unroll
+#pragma unroll(Products ? 1 : 2)
       for (int qy = 0; qy < 2; ++qy)
         storeStokesRow<Products>(out, s, positions, staged, 2 * threadIdx.y + qy, kSpanX * 3 * threadIdx.x, x, y + qy,
                                  count, maxv);
+  }
 }
 
 template <int C00, int C10, int C01, int C11, class T, bool kWideRaw>

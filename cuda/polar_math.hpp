@@ -149,6 +149,12 @@ PP_HD StokesSums stokesSums(int i0, int i45, int i90, int i135) {
   return {i0 + i45 + i90 + i135, i0 - i90, i45 - i135};
 }
 
+// The same channel's Stokes in float, as stokes() makes them from its four samples (whole numbers:
+// every sum and difference exact).
+PP_HD Stokes channelStokes(StokesSums s) {
+  return {static_cast<float>(s.sum) * 0.5f, static_cast<float>(s.s1), static_cast<float>(s.s2)};
+}
+
 // Adds a channel's Stokes, times its weight, to the luminance's: a fused multiply-add each, so
 // that both backends make the same luminance Stokes (the normal's azimuth, for one, turns with
 // the sign of S2).

@@ -116,6 +116,35 @@ INSTANTIATE_TEST_SUITE_P(
                       RandomCase{Mosaic::mono, RawFormat::mono12, false, 2 * 4 * 9, 2 * 13, true},
                       RandomCase{Mosaic::mono, RawFormat::mono10packed, true, 2 * 33, 2 * 13, true}));
 
+// The kernels pick their loops by which planes are wanted (the polarizers' images with or without
+// max and polarizer, the luminance made by the filtered loop or read again, the normals' loop):
+// each choice against the CPU reference, 8 and 16-bit, colour and mono.
+TEST(OutputChoices, EveryLoopMatchesTheCpuReference) {
+  REQUIRE_GPU();
+  const std::vector<std::vector<std::string>> choices = {{"s0", "dolp", "aolp", "min", "polarizer"},
+                                                         {"min"},
+                                                         {"max", "s1", "s2"},
+                                                         {"polarizer", "normals_visual"},
+                                                         {"min", "max", "normals", "aolp_visual"},
+                                                         {"dolp", "normals"},
+                                                         {"s0", "aolp"},
+                                                         {"s2", "min", "dolp"}};
+  for (Mosaic mosaic : {Mosaic::rggb, Mosaic::mono})
+    for (RawFormat format : {RawFormat::mono8, RawFormat::mono16}) {
+      Settings s;
+      s.mosaic = mosaic;
+      s.format = format;
+      s.polarizerCos = std::cos(2 * 1.1f), s.polarizerSin = std::sin(2 * 1.1f);
+      bool wide = polar::isWide(format);
+      Image raw = test::randomImage({wide ? Depth::u16 : Depth::u8, 1}, 4 * 45, 4 * 21);
+      for (const auto& choice : choices) {
+        std::string what = std::string(mosaic == Mosaic::mono ? "mono " : "colour ") + (wide ? "16-bit" : "8-bit");
+        for (const auto& name : choice) what += " " + name;
+        expectMatch(demosaicPlanes(s, raw, choice, true), demosaicPlanes(s, raw, choice, false), what);
+      }
+    }
+}
+
 TEST(SyntheticFrames, CudaMatchesTheCpuReferenceOnRealPictures) {
   REQUIRE_GPU();
   for (const std::string& picture : {test::picture("baboon.jpg"), test::picture("fruits.jpg")}) {
