@@ -177,6 +177,121 @@ template <int C> __device__ __forceinline__ void gatherSeparably(float (&num)[C]
   }
 }
 
+// A warp's window columns' sums for one depth band, both radii: (num0, den0, num1, den1) in grey,
+// (num0 RGB, den0) and (num1 RGB, den1) in colour; a float4 load each.
+template <int C> struct ColumnSums { float4 v[C == 3 ? 2 : 1]; };
+// The column sums' room a warp needs for radii up to rMax, and where they start in the dynamic
+// shared memory (in float4s, after the tile of Samples and the radius pairs).
+__host__ __device__ constexpr int columnSlots(int rMax) { return 32 + 2 * rMax; }
+__host__ __device__ constexpr size_t columnsOffset(int rMax, size_t sample) {
+  return (sample * (kBlockX + 2 * rMax) * (kBlockY + 2 * rMax) + sizeof(float2) * (rMax + 1) * kTapRow + 15) / 16;
+}
+// What a step of the masked separable gather (a row of a chunk of window columns, or a column of
+// the row pass, for one band) costs against a tap of the 2D masked gather: the warp takes the
+// separable way where kSeparableCost x its steps <= kTapCost x its taps (set by timing the graphs'
+// cases with a few ratios; see stages/dof/PERFORMANCE.md).
+template <int C> constexpr int kSeparableCost = C == 3 ? 25 : 15;
+template <int C> constexpr int kTapCost = C == 3 ? 14 : 10;
+
+// Adds w (two radii's weights) times the sums s (numerators and denominator of the kept taps) to acc.
+template <int C> __device__ __forceinline__ void addWeighted(ColumnSums<C>& acc, float2 w, const ColumnSums<C>& s) {
+  if constexpr (C == 3) {
+    acc.v[0].x += w.x * s.v[0].x, acc.v[0].y += w.x * s.v[0].y, acc.v[0].z += w.x * s.v[0].z;
+    acc.v[0].w += w.x * s.v[0].w;
+    acc.v[1].x += w.y * s.v[1].x, acc.v[1].y += w.y * s.v[1].y, acc.v[1].z += w.y * s.v[1].z;
+    acc.v[1].w += w.y * s.v[1].w;
+  } else {
+    acc.v[0].x += w.x * s.v[0].x, acc.v[0].y += w.x * s.v[0].y, acc.v[0].z += w.y * s.v[0].z;
+    acc.v[0].w += w.y * s.v[0].w;
+  }
+}
+// (1 - t) num0 / den0 + t num1 / den1 of channel c, as the 2D gather blends its two radii.
+template <int C> __device__ __forceinline__ float blended(const ColumnSums<C>& s, float t, int c) {
+  if constexpr (C == 3)
+    return (1.f - t) * (channel(s.v[0], c) / s.v[0].w) + t * (channel(s.v[1], c) / s.v[1].w);
+  else
+    return (1.f - t) * (s.v[0].x / s.v[0].y) + t * (s.v[0].z / s.v[0].w);
+}
+// The kept part of a tap (keptOne) or of two taps at the same weight (keptPair), both radii alike:
+// (values, count) as (v, n, v, n) in grey, (RGB, n) twice in colour.
+template <int C> __device__ __forceinline__ ColumnSums<C> keptSums(float3 v, float n) {
+  ColumnSums<C> s;
+  if constexpr (C == 3)
+    s.v[0] = s.v[1] = make_float4(v.x, v.y, v.z, n);
+  else
+    s.v[0] = make_float4(v.x, n, v.x, n);
+  return s;
+}
+template <int C> __device__ __forceinline__ float3 valuesOf(const Sample<C>& p) {
+  return make_float3(channel(p, 0), channel(p, C == 3 ? 1 : 0), channel(p, C == 3 ? 2 : 0));
+}
+template <int C> __device__ __forceinline__ ColumnSums<C> keptOne(const Sample<C>& p, float edge) {
+  const bool k = depthOf(p) >= edge;
+  const float3 v = valuesOf<C>(p);
+  return keptSums<C>(make_float3(k ? v.x : 0.f, k ? v.y : 0.f, k ? v.z : 0.f), k ? 1.f : 0.f);
+}
+template <int C> __device__ __forceinline__ ColumnSums<C> keptPair(const Sample<C>& p, const Sample<C>& q, float edge) {
+  const bool kp = depthOf(p) >= edge, kq = depthOf(q) >= edge;
+  const float3 a = valuesOf<C>(p), b = valuesOf<C>(q);
+  return keptSums<C>(make_float3((kp ? a.x : 0.f) + (kq ? b.x : 0.f), (kp ? a.y : 0.f) + (kq ? b.y : 0.f),
+                                 (kp ? a.z : 0.f) + (kq ? b.z : 0.f)),
+                     (kp ? 1.f : 0.f) + (kq ? 1.f : 0.f));
+}
+
+// Calls f(edge, r0, members) for each depth band of the warp's lanes in `pending`: the lanes with
+// the same near edge and lower radius, which keep the same taps.
+template <class F> __device__ __forceinline__ void forEachBand(unsigned pending, float edge, int r0, const F& f) {
+  while (pending) {
+    const int leader = __ffs(pending) - 1;
+    const float e = __shfl_sync(0xffffffffu, edge, leader);
+    const int b0 = __shfl_sync(0xffffffffu, r0, leader);
+    const unsigned members = __ballot_sync(
+        0xffffffffu, (pending >> threadIdx.x & 1) && __float_as_uint(edge) == __float_as_uint(e) && r0 == b0);
+    pending &= ~members;
+    f(e, b0, members);
+  }
+}
+
+// The masked gather of a warp separably, depth band by depth band: the taps a pixel keeps are those
+// at or beyond its band's near edge, the same for every pixel of the band, so a band's kept taps
+// form one masked layer, and the 2D Gaussian over it is a column pass and a row pass. For each band
+// the lanes sum the window's columns (x0 - r1 ... x0 + 31 + r1, a column a lane in up to three
+// chunks) of the kept values and the kept count down rows y - r1 ... y + r1 with both radii's
+// vertical taps, leave them in the warp's `columns`, and each of the band's pixels sums its
+// 2 r1 + 1 columns with the horizontal taps and hands its (num0, den0, num1, den1) to store().
+template <int C, class Store>
+__device__ __forceinline__ void gatherMaskedSeparably(const Sample<C>* row, int tileW, int halo,
+                                                      const float2* radiusTaps, ColumnSums<C>* columns,
+                                                      unsigned pending, float edge, int r0, int rMax,
+                                                      const Store& store) {
+  const int lane = threadIdx.x;
+  forEachBand(pending, edge, r0, [&](float e, int b0, unsigned members) {
+    const int b1 = min(b0 + 1, rMax);
+    const float2* taps = radiusTaps + b0 * kTapRow + kMaxGatherRadius;  // (radius b0's tap, radius b1's)
+    // Window column j at tile column halo - b1 + j: those of the band's pixels, first to last.
+    const int first = __ffs(members) - 1, end = 32 - __clz(members) + 2 * b1;
+    for (int j = first + lane; j < end; j += 32) {
+      const Sample<C>* at = row + halo - b1 + j;
+      ColumnSums<C> sums{};
+      addWeighted<C>(sums, taps[0], keptOne<C>(at[0], e));
+#pragma unroll 1
+      for (int dy = 1; dy <= b1; ++dy) addWeighted<C>(sums, taps[dy], keptPair<C>(at[-dy * tileW], at[dy * tileW], e));
+      columns[j] = sums;
+    }
+    __syncwarp();
+    if (members >> lane & 1) {  // the band's pixels: their columns j = lane + b1 + dx, dx = -b1 ... b1
+      const ColumnSums<C>* centre = columns + lane + b1;
+      ColumnSums<C> mine{};
+      addWeighted<C>(mine, taps[0], centre[0]);
+#pragma unroll 1
+      for (int dx = 1; dx <= b1; ++dx)
+        addWeighted<C>(mine, taps[dx], centre[-dx]), addWeighted<C>(mine, taps[dx], centre[dx]);
+      store(mine);
+    }
+    __syncwarp();
+  });
+}
+
 // Shared tile: the block's pixels and a halo of rMax (replicated at the borders) as Samples. Five
 // blocks an SM (48 registers): at four, the open gather's gain was gone.
 template <int C> __global__ void __launch_bounds__(kBlockX* kBlockY, 5)
@@ -184,8 +299,11 @@ template <int C> __global__ void __launch_bounds__(kBlockX* kBlockY, 5)
   extern __shared__ float4 sharedMemory[];
   Sample<C>* tile = reinterpret_cast<Sample<C>*>(sharedMemory);
   int halo = s.rMax, tileW = kBlockX + 2 * halo, tileH = kBlockY + 2 * halo;
-  // After the tile: the radius pairs 0..rMax, the last one paired with itself.
+  // After the tile: the radius pairs 0..rMax, the last one paired with itself; after them each
+  // warp's column sums for the masked separable gather.
   float2* radiusTaps = reinterpret_cast<float2*>(tile + tileW * tileH);
+  ColumnSums<C>* columns = reinterpret_cast<ColumnSums<C>*>(sharedMemory + columnsOffset(s.rMax, sizeof(Sample<C>))) +
+                           threadIdx.y * columnSlots(s.rMax);
   for (int i = threadIdx.y * kBlockX + threadIdx.x; i < (s.rMax + 1) * kTapRow; i += kBlockX * kBlockY) {
     float2 pair = gRadiusPairTaps[i];
     if (i >= s.rMax * kTapRow) pair.y = pair.x;
@@ -262,6 +380,22 @@ template <int C> __global__ void __launch_bounds__(kBlockX* kBlockY, 5)
       for (int c = 0; c < C; ++c) out.at(x, y, c) = toByte(num[c]);
     return;
   }
+  // Where the warp's pixels fall into few depth bands, the masked layers separably cost less than
+  // the 2D taps: a band's steps are its chunks of window columns' rows and its row pass's columns.
+  const unsigned pending = __ballot_sync(0xffffffffu, inside);
+  int steps = 0;
+  forEachBand(pending, edge, r0, [&](float, int b0, unsigned members) {
+    const int b1 = min(b0 + 1, s.rMax), chunks = (32 - __clz(members) - __ffs(members) + 1 + 2 * b1 + 31) / 32;
+    steps += (chunks + 1) * (2 * b1 + 1);
+  });
+  if (kSeparableCost<C> * steps <= kTapCost<C> * (2 * reach + 1) * (2 * reach + 1)) {
+    gatherMaskedSeparably<C>(tile + cy * tileW, tileW, halo, radiusTaps, columns, pending, edge, r0, s.rMax,
+                             [&](const ColumnSums<C>& kept) {
+#pragma unroll
+                               for (int c = 0; c < C; ++c) out.at(x, y, c) = toByte(blended(kept, t, c));
+                             });
+    return;
+  }
   Sums<C> sums;
   // Weights from the zero-padded shared table: no branch on the radius, and threads of different
   // radii read different addresses at once (constant memory would serialize them). The Gaussians
@@ -303,11 +437,11 @@ void launchDofGather(ImageView<const uint8_t> image, ImageView<const uint8_t> de
   if (s.rMax < 0 || s.rMax > kMaxGatherRadius)
     throw std::invalid_argument("dof: r_max must be in [0, 31], got " + std::to_string(s.rMax));
   if (image.channels != 1 && image.channels != 3) throw std::invalid_argument("dof: 1 or 3 channels");
-  const size_t sample = image.channels == 3 ? sizeof(Sample<3>) : sizeof(Sample<1>),
-               shared =
-                   sample * (kBlockX + 2 * s.rMax) * (kBlockY + 2 * s.rMax) + sizeof(float2) * (s.rMax + 1) * kTapRow;
+  const bool rgb = image.channels == 3;
+  const size_t shared = 16 * columnsOffset(s.rMax, rgb ? sizeof(Sample<3>) : sizeof(Sample<1>)) +
+                        (rgb ? sizeof(ColumnSums<3>) : sizeof(ColumnSums<1>)) * kBlockY * columnSlots(s.rMax);
   dim3 block(kBlockX, kBlockY), grid((image.width + kBlockX - 1) / kBlockX, (image.height + kBlockY - 1) / kBlockY);
-  auto kernel = image.channels == 3 ? gather<3> : gather<1>;
+  auto kernel = rgb ? gather<3> : gather<1>;
   allowSharedMemory(kernel, shared, ("dof: r_max " + std::to_string(s.rMax)).c_str());
   kernel<<<grid, block, shared, stream>>>(image, depth, out, s);
   PP_CUDA_CHECK_LAUNCH();
