@@ -11,6 +11,7 @@
 // again from them. Bands wait only for their two neighbours, every kGhost rows; every band of a
 // launch must be resident at once, so it is a cooperative launch.
 #include <algorithm>
+#include <type_traits>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/device.hpp"
@@ -129,114 +130,123 @@ template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, 
       __syncthreads();
     }
     const uint32_t* rowCodes = window + written * codes;
-    for (int base = 0; base < a.slots; base += L::kWorkers) {
-      const int slot = base + worker, x = first + slot;
-      // What the slot walks, the same for a warp's columns (the band and its ghosts are whole warps):
-      // the left ghosts only the direction from the left, the right ones only that from the right.
-      const int warpSlot = base + worker / L::kPerWarp * L::kPerWarp;
-      if (warpSlot >= a.slots) break;
-      const bool leftGhost = warpSlot < kGhost, rightGhost = warpSlot >= kGhost + a.bandWidth;
-      const bool active = slot < a.slots && x >= 0 && x < width;
-      const bool own = active && !leftGhost && !rightGhost;
-      const int xs = min(max(x, 0), width - 1);  // for loads where the slot is inactive
-      // The matching costs: run q's disparity i at offset q * kRunStride + i from firstD.
-      const int firstD = part * kRun;
-      const int room = xs - p.minDisparity - firstD;
-      const uint32_t centre = rowCodes[leftCodes + slot];
-      const uint32_t* right = rowCodes + slot + D - 1 - firstD;  // the match at offset o is right[-o]
-      int cost[kRuns][kRun];
+    // A row's slots, made once for the refresh rows (the ghosts' predecessors from the neighbours'
+    // handoffs) and once for the others, so that those carry none of the handoffs' tests.
+    auto walkRow = [&](auto refreshRow) {
+      constexpr bool kRefresh = decltype(refreshRow)::value;
+      for (int base = 0; base < a.slots; base += L::kWorkers) {
+        const int slot = base + worker, x = first + slot;
+        // What the slot walks, the same for a warp's columns (the band and its ghosts are whole warps):
+        // the left ghosts only the direction from the left, the right ones only that from the right.
+        const int warpSlot = base + worker / L::kPerWarp * L::kPerWarp;
+        if (warpSlot >= a.slots) break;
+        const bool leftGhost = warpSlot < kGhost, rightGhost = warpSlot >= kGhost + a.bandWidth;
+        const bool active = slot < a.slots && x >= 0 && x < width;
+        const bool own = active && !leftGhost && !rightGhost;
+        const int xs = min(max(x, 0), width - 1);  // for loads where the slot is inactive
+        // The matching costs: run q's disparity i at offset q * kRunStride + i from firstD.
+        const int firstD = part * kRun;
+        const int room = xs - p.minDisparity - firstD;
+        const uint32_t centre = rowCodes[leftCodes + slot];
+        const uint32_t* right = rowCodes + slot + D - 1 - firstD;  // the match at offset o is right[-o]
+        int cost[kRuns][kRun];
 #pragma unroll
-      for (int q = 0; q < kRuns; ++q)
+        for (int q = 0; q < kRuns; ++q)
 #pragma unroll
-        for (int k = 0; k < kRun; ++k) {
-          const int offset = q * L::kRunStride + k;
-          cost[q][k] = room >= offset ? __popc(centre ^ right[-offset]) : kOutsideCost;
-        }
-      // The matching costs and the three directions' sum, laid out as the path costs (pairs of
-      // 16-bit halves where kDpx, else one a register).
-      constexpr int kWords = kDpx ? 2 : kRun;
-      uint32_t matching[kRuns][kWords], sum[kRuns][kWords] = {};
-#pragma unroll
-      for (int q = 0; q < kRuns; ++q)
-#pragma unroll
-        for (int j = 0; j < kWords; ++j)
-          matching[q][j] = kDpx ? __byte_perm(cost[q][2 * j], cost[q][2 * j + 1], 0x5410) : cost[q][j];
-      const int intensity = p.p2Adaptive ? b.left.row(y)[xs] : 0;
-#pragma unroll
-      for (int direction = 0; direction < kDirections; ++direction) {
-        const int dx = dxOf(direction), px = xs - dx, predecessor = slot - dx;
-        if ((leftGhost && dx <= 0) || (rightGhost && dx >= 0)) continue;
-        const bool start = i == 0 || px < 0 || px >= width;
-        // Where the predecessor's costs are: the neighbouring band's handoff at a refresh row, when
-        // it is one of that band's columns, else the block's own row before. None at a line's start,
-        // nor where the slot is a ghost's outermost (its predecessor is unknown; its costs are never
-        // used): the path cost is then the matching cost (previous costs, minimum and P2 all 0).
-        const bool fromLeft = refresh && dx > 0 && predecessor < kGhost,
-                   fromRight = refresh && dx < 0 && predecessor >= kGhost + a.bandWidth;
-        const uint8_t* from = nullptr;
-        if (active && !start) {
-          if (fromLeft || fromRight) {
-            const int index = fromLeft ? predecessor : predecessor - kGhost - a.bandWidth;
-            if (index >= 0 && index < kGhost)
-              from = entry(band + (fromLeft ? -1 : 1), handoffIn & 1, fromLeft ? 0 : 1, index);
-          } else if (predecessor >= 0 && predecessor < a.slots) {
-            from = costs + ((direction * 2 + read) * a.slots + predecessor) * D;
+          for (int k = 0; k < kRun; ++k) {
+            const int offset = q * L::kRunStride + k;
+            cost[q][k] = room >= offset ? __popc(centre ^ right[-offset]) : kOutsideCost;
           }
-        }
-        uint32_t words[kRuns] = {};  // the lane's 16 previous costs, a byte each
-        int minPrev = 0, p2 = 0;
-        if (from) {
-          const bool global = fromLeft || fromRight;  // written by another block: from the L2
-          const uint4 v = global ? __ldcg(reinterpret_cast<const uint4*>(from + part * 16))
-                                 : *reinterpret_cast<const uint4*>(from + part * 16);
-          words[0] = v.x, words[1] = v.y, words[2] = v.z, words[3] = v.w;
-          minPrev = global ? __ldcg(reinterpret_cast<const int*>(from + D))
-                           : minima[(direction * 2 + read) * a.slots + predecessor];
-          p2 = p.p2Adaptive ? adaptiveP2(p, abs(intensity - static_cast<int>(b.left.row(y - dy)[px]))) : p.p2;
-        }
-        uint32_t prev[kRuns][kWords];
+        // The matching costs and the three directions' sum, laid out as the path costs (pairs of
+        // 16-bit halves where kDpx, else one a register).
+        constexpr int kWords = kDpx ? 2 : kRun;
+        uint32_t matching[kRuns][kWords], sum[kRuns][kWords] = {};
 #pragma unroll
         for (int q = 0; q < kRuns; ++q)
 #pragma unroll
           for (int j = 0; j < kWords; ++j)
-            prev[q][j] = kDpx ? __byte_perm(words[q], 0, j ? 0x4342 : 0x4140) : words[q] >> (8 * j) & 0xFF;
-        uint32_t next[kRuns][kWords];
-        const int lowest = pathStep<kDpx, L::kLanes, kRuns>(prev, matching, place, p.p1, minPrev, p2, next);
-        uint32_t packed[kRuns];
+            matching[q][j] = kDpx ? __byte_perm(cost[q][2 * j], cost[q][2 * j + 1], 0x5410) : cost[q][j];
+        const int intensity = p.p2Adaptive ? b.left.row(y)[xs] : 0;
 #pragma unroll
-        for (int q = 0; q < kRuns; ++q) {
-          packed[q] = kDpx ? __byte_perm(next[q][0], next[q][1], 0x6420)
-                           : next[q][0] | next[q][1] << 8 | next[q][2] << 16 | next[q][3] << 24;
+        for (int direction = 0; direction < kDirections; ++direction) {
+          const int dx = dxOf(direction), px = xs - dx, predecessor = slot - dx;
+          if ((leftGhost && dx <= 0) || (rightGhost && dx >= 0)) continue;
+          const bool start = i == 0 || px < 0 || px >= width;
+          // Where the predecessor's costs are: the neighbouring band's handoff at a refresh row, when
+          // it is one of that band's columns, else the block's own row before. None at a line's start,
+          // nor where the slot is a ghost's outermost (its predecessor is unknown; its costs are never
+          // used): the path cost is then the matching cost (previous costs, minimum and P2 all 0).
+          const bool fromLeft = kRefresh && dx > 0 && predecessor < kGhost,
+                     fromRight = kRefresh && dx < 0 && predecessor >= kGhost + a.bandWidth;
+          const uint8_t* from = nullptr;
+          if (active && !start) {
+            if (fromLeft || fromRight) {
+              const int index = fromLeft ? predecessor : predecessor - kGhost - a.bandWidth;
+              if (index >= 0 && index < kGhost)
+                from = entry(band + (fromLeft ? -1 : 1), handoffIn & 1, fromLeft ? 0 : 1, index);
+            } else if (predecessor >= 0 && predecessor < a.slots) {
+              from = costs + ((direction * 2 + read) * a.slots + predecessor) * D;
+            }
+          }
+          uint32_t words[kRuns] = {};  // the lane's 16 previous costs, a byte each
+          int minPrev = 0, p2 = 0;
+          if (from) {
+            const bool global = fromLeft || fromRight;  // written by another block: from the L2
+            const uint4 v = global ? __ldcg(reinterpret_cast<const uint4*>(from + part * 16))
+                                   : *reinterpret_cast<const uint4*>(from + part * 16);
+            words[0] = v.x, words[1] = v.y, words[2] = v.z, words[3] = v.w;
+            minPrev = global ? __ldcg(reinterpret_cast<const int*>(from + D))
+                             : minima[(direction * 2 + read) * a.slots + predecessor];
+            p2 = p.p2Adaptive ? adaptiveP2(p, abs(intensity - static_cast<int>(b.left.row(y - dy)[px]))) : p.p2;
+          }
+          uint32_t prev[kRuns][kWords];
 #pragma unroll
-          for (int j = 0; j < kWords; ++j) sum[q][j] += next[q][j];
-        }
-        if (active) {
-          uint8_t* to = costs + ((direction * 2 + written) * a.slots + slot) * D;
-          *reinterpret_cast<uint4*>(to + part * 16) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
-          if (part == 0) minima[(direction * 2 + written) * a.slots + slot] = lowest;
-          // The band's edge columns for its neighbours: the rightmost kGhost own columns' costs from
-          // the left, the leftmost kGhost's from the right.
-          if (publish && own && dx != 0) {
-            const int index = dx > 0 ? slot - a.bandWidth : slot - kGhost;
-            if (index >= 0 && index < kGhost) {
-              uint8_t* e = entry(band, (i / kGhost) & 1, dx > 0 ? 0 : 1, index);
-              __stcg(reinterpret_cast<uint4*>(e + part * 16), make_uint4(packed[0], packed[1], packed[2], packed[3]));
-              if (part == 0) __stcg(reinterpret_cast<int*>(e + D), lowest);
+          for (int q = 0; q < kRuns; ++q)
+#pragma unroll
+            for (int j = 0; j < kWords; ++j)
+              prev[q][j] = kDpx ? __byte_perm(words[q], 0, j ? 0x4342 : 0x4140) : words[q] >> (8 * j) & 0xFF;
+          uint32_t next[kRuns][kWords];
+          const int lowest = pathStep<kDpx, L::kLanes, kRuns>(prev, matching, place, p.p1, minPrev, p2, next);
+          uint32_t packed[kRuns];
+#pragma unroll
+          for (int q = 0; q < kRuns; ++q) {
+            packed[q] = kDpx ? __byte_perm(next[q][0], next[q][1], 0x6420)
+                             : next[q][0] | next[q][1] << 8 | next[q][2] << 16 | next[q][3] << 24;
+#pragma unroll
+            for (int j = 0; j < kWords; ++j) sum[q][j] += next[q][j];
+          }
+          if (active) {
+            uint8_t* to = costs + ((direction * 2 + written) * a.slots + slot) * D;
+            *reinterpret_cast<uint4*>(to + part * 16) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
+            if (part == 0) minima[(direction * 2 + written) * a.slots + slot] = lowest;
+            // The band's edge columns for its neighbours: the rightmost kGhost own columns' costs from
+            // the left, the leftmost kGhost's from the right.
+            if (publish && own && dx != 0) {
+              const int index = dx > 0 ? slot - a.bandWidth : slot - kGhost;
+              if (index >= 0 && index < kGhost) {
+                uint8_t* e = entry(band, (i / kGhost) & 1, dx > 0 ? 0 : 1, index);
+                __stcg(reinterpret_cast<uint4*>(e + part * 16), make_uint4(packed[0], packed[1], packed[2], packed[3]));
+                if (part == 0) __stcg(reinterpret_cast<int*>(e + D), lowest);
+              }
             }
           }
         }
-      }
-      if (own) {
-        uint16_t* at = b.volume + (static_cast<size_t>(y) * width + x) * D + firstD;
+        if (own) {
+          uint16_t* at = b.volume + (static_cast<size_t>(y) * width + x) * D + firstD;
 #pragma unroll
-        for (int q = 0; q < kRuns; ++q) {
-          const uint32_t low = kDpx ? sum[q][0] : sum[q][0] | sum[q][1] << 16,
-                         high = kDpx ? sum[q][1] : sum[q][2] | sum[q][3] << 16;
-          atomicAdd(reinterpret_cast<unsigned long long*>(at + q * L::kRunStride),
-                    static_cast<unsigned long long>(high) << 32 | low);
+          for (int q = 0; q < kRuns; ++q) {
+            const uint32_t low = kDpx ? sum[q][0] : sum[q][0] | sum[q][1] << 16,
+                           high = kDpx ? sum[q][1] : sum[q][2] | sum[q][3] << 16;
+            atomicAdd(reinterpret_cast<unsigned long long*>(at + q * L::kRunStride),
+                      static_cast<unsigned long long>(high) << 32 | low);
+          }
         }
       }
-    }
+    };
+    if (refresh)
+      walkRow(std::true_type{});
+    else
+      walkRow(std::false_type{});
     store(i + 1);
     if (publish) __threadfence();  // the edge columns out before the flag says so
     __syncthreads();
