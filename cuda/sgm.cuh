@@ -37,8 +37,8 @@ constexpr bool costsInVolume(int disparities) { return disparities == 256; }
 void launchMatchingCost(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
 
 // Every path direction (4 or 8) over every line of the image, added into the volume's sums, which
-// must be zero. With `rowsOnly`, the two along the rows alone (the sweeps take the rest), one after
-// the other: the first stores its path costs as the sums, so the volume need not be zero.
+// must be zero. With `rowsOnly`, the two along the rows alone (the sweeps take the rest), both in
+// one launch: each pixel's first path cost is stored as its sum, so the volume need not be zero.
 void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream, bool rowsOnly = false);
 
 // The six directions from above and below of 8 paths in two sweeps of column bands (see

@@ -86,8 +86,11 @@ template <int kLaneDisparities> struct StepLoads<kLaneDisparities, true> {
 // too few to fill the device), so each adds its path costs to the volume with reductions.
 // Four 16-bit words share a 64-bit reduction and never carry into each other (see kSumBits).
 // kWholeFront: built to hold a full-size front at once (see launch), by the walkers' minimum.
-// kStores: the path costs are the volume's first sums, stored rather than added (see launch).
-template <int D, int kLaneDisparities, bool kWholeFront, bool kStores = false>
+// kRowPairs: the two directions along the rows alone, without zeros in the volume (see launch): a
+// block's first half of warps walks its rows left to right, the second half the same rows right to
+// left. Each pixel's first path cost is stored as its sum, the second added: until the middle
+// column each walker stores, then (after a barrier) adds to what the other stored.
+template <int D, int kLaneDisparities, bool kWholeFront, bool kRowPairs = false>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneDisparities>)
     aggregate(SgmParams p, SgmBuffers b, Directions dirs) {
   using W = Walkers<D, kLaneDisparities>;
@@ -106,8 +109,12 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
   if (warp >= dirs.firstWarp[dirs.count]) return;  // whole warps (whole blocks where they share a window)
   int which = 0;
   while (warp >= dirs.firstWarp[which + 1]) ++which;
+  if constexpr (kRowPairs) which = threadIdx.x / 32 / (kWarpsPerBlock / 2);
   const int dx = dirs.dx[which], dy = dirs.dy[which], lines = lineCount(dy, b.width, b.height);
-  int line = (warp - dirs.firstWarp[which]) * W::kPerWarp + lane / W::kLanes;
+  int line = (kRowPairs ? blockIdx.x * (kWarpsPerBlock / 2) + threadIdx.x / 32 % (kWarpsPerBlock / 2)
+                        : warp - dirs.firstWarp[which]) *
+                 W::kPerWarp +
+             lane / W::kLanes;
   const bool adds = line < lines;  // a direction's spare walkers walk its last line again, adding nothing
   line = min(line, lines - 1);
   // Run q of this lane: disparities q * kRunStride + part * kRun + i, i < kRun.
@@ -226,17 +233,30 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
       sums[q][0] = kPairs ? now[q][0] : __byte_perm(now[q][0], now[q][1], 0x5410);  // below 2^16
       sums[q][1] = kPairs ? now[q][1] : __byte_perm(now[q][2], now[q][3], 0x5410);
     }
-    if (adds && s < steps) {  // the window's rounds of two may take a step past the line
+    auto put = [&](bool stores) {
+      if (!adds || s >= steps) return;  // the window's rounds of two may take a step past the line
       uint16_t* at = words(x, y + s * dy);
 #pragma unroll
       for (int q = 0; q < kRuns; ++q) {
         auto* run = reinterpret_cast<unsigned long long*>(at + q * kRunStride);
         const unsigned long long value = static_cast<unsigned long long>(sums[q][1]) << 32 | sums[q][0];
-        if constexpr (kStores)
+        if (stores)
           *run = value;
         else
           atomicAdd(run, value);
       }
+    };
+    if constexpr (kRowPairs) {
+      // The walkers of a row meet at step `half`; where the width is odd, both on the middle column,
+      // which the left-to-right walker stores before the other adds.
+      const int half = b.width / 2;
+      const bool odd = b.width % 2, first = s < half || (s == half && odd && dx > 0);
+      if (s == half) __syncthreads();  // every first half stored before anything is added to it
+      if (first) put(true);
+      if (s == half && odd) __syncthreads();
+      if (!first) put(false);
+    } else {
+      put(false);
     }
     x = next(x);
   };
@@ -368,9 +388,11 @@ void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream, bool r
     const int blocks = (dirs.firstWarp[dirs.count] + kWarpsPerBlock - 1) / kWarpsPerBlock;
     launchDependent(kernel, blocks, kWarpsPerBlock * 32, 0, stream, p, b, dirs);
   };
-  if (rowsOnly) {  // left to right storing the volume's first sums (no zeros needed), then right to left
-    launchWith(aggregate<D, kLaneDisparities, false, true>, Directions{1, {1}, {0}, {0, directionWarps(0)}});
-    launchWith(aggregate<D, kLaneDisparities, false>, Directions{1, {-1}, {0}, {0, directionWarps(0)}});
+  if (rowsOnly) {  // both ways along each row in one launch, storing the volume's first sums (no zeros needed)
+    const int pairWarps =
+        (b.height + W::kPerWarp * kWarpsPerBlock / 2 - 1) / (W::kPerWarp * kWarpsPerBlock / 2) * (kWarpsPerBlock / 2);
+    launchWith(aggregate<D, kLaneDisparities, false, true>,
+               Directions{2, {1, -1}, {0, 0}, {0, pairWarps, 2 * pairWarps}});
     return;
   }
   int top = 0, bottom = 0, rows = 0;  // warps of the directions from the top, from the bottom, along the rows

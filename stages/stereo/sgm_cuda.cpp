@@ -49,7 +49,7 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
   if (left.width() != width_ || left.height() != height_ || right.width() != width_ || right.height() != height_)
     throw std::invalid_argument("stereo_sgm: images must be " + std::to_string(width_) + "x" + std::to_string(height_));
   // The memset before the census, so that the kernels from the census on follow each other
-  // directly (see launchCensus). With the sweeps the rows' first pass stores the sums: no zeros.
+  // directly (see launchCensus). With the sweeps the rows' pass stores the first sums: no zeros.
   const SweepPlan& sweeps = buffers_->sweeps;
   const bool addsToZeros = !costsInVolume(p_.disparities) && sweeps.bands == 0;
   if (addsToZeros && !buffers_->volumeZero)
