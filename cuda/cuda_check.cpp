@@ -2,6 +2,12 @@
 
 #include "cuda/device.hpp"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
 namespace pp {
 
 void throwCudaError(cudaError_t err, const char* what, const char* file, int line) {
@@ -14,6 +20,21 @@ int deviceAttribute(cudaDeviceAttr attribute) {
   PP_CUDA_CHECK(cudaGetDevice(&device));
   PP_CUDA_CHECK(cudaDeviceGetAttribute(&value, attribute, device));
   return value;
+}
+
+int plannedMultiprocessors() {
+  static const int asked = [] {
+    const char* text = std::getenv("POLARPIPE_PLAN_SMS");
+    if (!text || !*text) return 0;
+    char* end = nullptr;
+    errno = 0;
+    const long n = std::strtol(text, &end, 10);
+    if (*end || errno || n < 1 || n > 1 << 16)
+      throw std::invalid_argument(std::string("POLARPIPE_PLAN_SMS: a count of SMs (1 or more), not '") + text + "'");
+    return static_cast<int>(n);
+  }();
+  const int sms = deviceAttribute(cudaDevAttrMultiProcessorCount);
+  return asked > 0 ? std::min(asked, sms) : sms;
 }
 
 }  // namespace pp

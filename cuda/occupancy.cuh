@@ -10,11 +10,12 @@
 
 namespace pp {
 
-// Blocks of `threads` threads (no dynamic shared memory) resident over all SMs; at least one an SM.
+// Blocks of `threads` threads (no dynamic shared memory) resident over all SMs (those planned:
+// plannedMultiprocessors); at least one an SM.
 template <class Kernel> int residentBlocks(Kernel kernel, int threads) {
   int perSm = 0;
   PP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, threads, 0));
-  return deviceAttribute(cudaDevAttrMultiProcessorCount) * std::max(perSm, 1);
+  return plannedMultiprocessors() * std::max(perSm, 1);
 }
 
 }  // namespace pp

@@ -260,7 +260,7 @@ template <int D> SweepPlan plan(const SgmParams& p, int width, int height) {
   SweepPlan s;
   if (!p.sweeps || p.paths != 8 || costsInVolume(D) || height < 2 || !deviceAttribute(cudaDevAttrCooperativeLaunch))
     return s;
-  const int sms = deviceAttribute(cudaDevAttrMultiProcessorCount);
+  const int sms = plannedMultiprocessors();
   constexpr int kAlign = Lanes<D>::kPerWarp;  // whole warps of band columns
   s.bandWidth = (std::max(kGhost, (width + sms - 1) / sms) + kAlign - 1) / kAlign * kAlign;
   s.bands = (width + s.bandWidth - 1) / s.bandWidth;

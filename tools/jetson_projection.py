@@ -2,9 +2,10 @@
 """Turns what tools/jetson-projection measured into a per-stage projection for AGX Orin and AGX
 Xavier: projection.json (tools/bench's JSON with a "projection" part) and projection.md.
 
-Per stage and frame: L2 and DRAM bytes, FP64 operations and kernel time from Nsight Compute
-(ncu.csv, kernels named by their stage's NVTX range); GPU time on 16 and 8 SMs from tools/bench
-under MPS (sm16.json, sm8.json). For each Jetson:
+Per stage and frame: L2 and DRAM bytes, FP64 operations and kernel time from Nsight Compute with
+the launches planned for 16 and for 8 SMs (ncu16.csv, ncu8.csv; kernels named by their stage's NVTX
+range); GPU time on 16 and 8 SMs from tools/bench under MPS (sm16.json, sm8.json). For each Jetson,
+from the measurements at its SM count:
   compute = time on its SM count (corrected to exactly that count) x this GPU's clock / the Jetson's,
             or FP64 operations at the Jetson's FP64 rate if that is longer;
   memory  = L2 bytes / the Jetson's DRAM bandwidth (its small L2 keeps little of that traffic);
@@ -105,23 +106,28 @@ def main():
         sms = seen if seen < a.sms else a.sms * percent / 100
         measured[target] = {"sms": sms, "stage_gpu_ms": ms, "frames_per_s_note": j["cases"][0].get("note", "")}
 
-    bytes_per_stage = read_ncu(os.path.join(a.dir, "ncu.csv"), set(measured[16]["stage_gpu_ms"]))
-    names = list(measured[16]["stage_gpu_ms"]) + [n for n in bytes_per_stage if n not in measured[16]["stage_gpu_ms"]]
+    stage_names = set(measured[16]["stage_gpu_ms"])
+    bytes_per_stage = {t: read_ncu(os.path.join(a.dir, f"ncu{t}.csv"), stage_names) for t in measured}
+    names = list(measured[16]["stage_gpu_ms"])
+    for t in measured:
+        names += [n for n in bytes_per_stage[t] if n not in names]
     stages = []
     totals = {j["name"]: 0.0 for j in JETSONS}
     for name in names:
-        b = bytes_per_stage.get(name, {"kernels": 0, "l2_bytes": 0.0, "dram_bytes": 0.0, "fp64_ops": 0.0, "kernel_ms": 0.0})
-        row = {"stage": name, "l2_mb": b["l2_bytes"] / a.frames / 1e6, "dram_mb": b["dram_bytes"] / a.frames / 1e6, "fp64_mops": b["fp64_ops"] / a.frames / 1e6,
-               "kernel_ms_full_gpu": b["kernel_ms"] / a.frames, "kernels_per_frame": b["kernels"] / a.frames}
+        row = {"stage": name}
         for jet in JETSONS:
             m = measured[jet["measured_on"]]
+            b = bytes_per_stage[jet["measured_on"]].get(name, {"kernels": 0, "l2_bytes": 0.0, "dram_bytes": 0.0, "fp64_ops": 0.0, "kernel_ms": 0.0})
+            l2_mb, fp64_mops = b["l2_bytes"] / a.frames / 1e6, b["fp64_ops"] / a.frames / 1e6
             on_sms = m["stage_gpu_ms"].get(name, 0.0)
             compute = on_sms * (m["sms"] / jet["sms"]) * (a.clock_mhz / jet["clock_mhz"])
-            fp64 = row["fp64_mops"] * 1e6 / (jet["sms"] * jet["fp64_per_clock_sm"] * jet["clock_mhz"] * 1e6) * 1e3
-            memory = row["l2_mb"] * 1e6 / (jet["dram_gb_per_s"] * 1e9) * 1e3
+            fp64 = fp64_mops * 1e6 / (jet["sms"] * jet["fp64_per_clock_sm"] * jet["clock_mhz"] * 1e6) * 1e3
+            memory = l2_mb * 1e6 / (jet["dram_gb_per_s"] * 1e9) * 1e3
             projected = max(compute, fp64, memory)
             key = jet["name"].lower().replace(" ", "_")
-            row[key] = {"gpu_ms_measured": on_sms, "compute_ms": compute, "fp64_ms": fp64, "memory_ms": memory, "projected_ms": projected,
+            row[key] = {"l2_mb": l2_mb, "dram_mb": b["dram_bytes"] / a.frames / 1e6, "fp64_mops": fp64_mops,
+                        "kernel_ms_full_gpu": b["kernel_ms"] / a.frames, "kernels_per_frame": b["kernels"] / a.frames,
+                        "gpu_ms_measured": on_sms, "compute_ms": compute, "fp64_ms": fp64, "memory_ms": memory, "projected_ms": projected,
                         "bound": "compute" if projected == compute else "fp64" if projected == fp64 else "memory"}
             totals[jet["name"]] += projected
         stages.append(row)
@@ -133,18 +139,22 @@ def main():
     with open(os.path.join(a.dir, "projection.json"), "w") as f:
         json.dump(full, f, indent=2)
 
-    lines = [f"`{a.case}` on an {a.gpu} ({a.sms} SMs, {a.clock_mhz:.0f} MHz), commit {a.commit}: bytes from Nsight Compute over {a.frames} frames, "
-             f"time on {measured[16]['sms']:.1f} and {measured[8]['sms']:.1f} SMs under MPS, one frame in flight.", "",
-             "| stage | L2 MB/frame | DRAM MB/frame | FP64 Mop | 16 SMs ms | AGX Orin ms (compute / memory) | 8 SMs ms | AGX Xavier ms (compute / memory) |",
+    lines = [f"`{a.case}` on an {a.gpu} ({a.sms} SMs, {a.clock_mhz:.0f} MHz), commit {a.commit}: bytes from Nsight Compute over {a.frames} frames "
+             f"with the launches planned for 16 and for 8 SMs, time on {measured[16]['sms']:.1f} and {measured[8]['sms']:.1f} SMs under MPS, "
+             "one frame in flight.", "",
+             "| stage | L2 / DRAM MB a frame (16 SMs) | FP64 Mop | 16 SMs ms | AGX Orin ms (compute / memory) "
+             "| L2 / DRAM MB (8 SMs) | 8 SMs ms | AGX Xavier ms (compute / memory) |",
              "|---|---|---|---|---|---|---|---|"]
     for r in stages:
         o, x = r["agx_orin"], r["agx_xavier"]
-        lines.append(f"| {r['stage']} | {r['l2_mb']:.0f} | {r['dram_mb']:.0f} | {r['fp64_mops']:.1f} | {o['gpu_ms_measured']:.2f} | "
-                     f"**{o['projected_ms']:.1f}** ({max(o['compute_ms'], o['fp64_ms']):.1f} / {o['memory_ms']:.1f}) | {x['gpu_ms_measured']:.2f} | "
+        lines.append(f"| {r['stage']} | {o['l2_mb']:.0f} / {o['dram_mb']:.0f} | {o['fp64_mops']:.1f} | {o['gpu_ms_measured']:.2f} | "
+                     f"**{o['projected_ms']:.1f}** ({max(o['compute_ms'], o['fp64_ms']):.1f} / {o['memory_ms']:.1f}) | "
+                     f"{x['l2_mb']:.0f} / {x['dram_mb']:.0f} | {x['gpu_ms_measured']:.2f} | "
                      f"**{x['projected_ms']:.1f}** ({max(x['compute_ms'], x['fp64_ms']):.1f} / {x['memory_ms']:.1f}) |")
-    l2 = sum(r["l2_mb"] for r in stages)
-    dram = sum(r["dram_mb"] for r in stages)
-    lines.append(f"| **frame** | {l2:.0f} | {dram:.0f} | | | **{totals['AGX Orin']:.1f}** | | **{totals['AGX Xavier']:.1f}** |")
+    def total(key, field):
+        return sum(r[key][field] for r in stages)
+    lines.append(f"| **frame** | {total('agx_orin', 'l2_mb'):.0f} / {total('agx_orin', 'dram_mb'):.0f} | | | **{totals['AGX Orin']:.1f}** "
+                 f"| {total('agx_xavier', 'l2_mb'):.0f} / {total('agx_xavier', 'dram_mb'):.0f} | | **{totals['AGX Xavier']:.1f}** |")
     lines.append("")
     lines.append(f"A 24 frames/s camera leaves {1000 / 24:.1f} ms a frame.")
     with open(os.path.join(a.dir, "projection.md"), "w") as f:

@@ -2,6 +2,9 @@
 // disparity count, 4 and 8 paths, every option) and on real pairs (Aloe, the rectified chessboard
 // pair); the remap on random pictures and maps and on the real calibration; depth. Outputs are
 // poisoned first.
+#include <cstdlib>
+
+#include "cuda/device.hpp"
 #include "cuda/sgm.cuh"
 #include "stages/stereo/calibration.hpp"
 #include "stages/stereo/sgm.hpp"
@@ -164,6 +167,21 @@ TEST(CudaSgmReal, AloeAndTheChessboardPairMatchTheCpu) {
   p.sweeps = true;
   expectSweepsWhereAsked(p, 640, 480);
   EXPECT_TRUE(test::samePixels(chessboard, onGpu(p, rl, rr).disparity)) << "chessboard, the sweeps";
+}
+
+// The sweeps' bands follow the SMs planned (tests/CMakeLists.txt runs the SGM tests again planned
+// for AGX Orin's 16 SMs: bands as wide as there, a block's columns in several passes a row).
+TEST(CudaSgmPlan, SweepBandsFollowThePlannedSms) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  const int sms = deviceAttribute(cudaDevAttrMultiProcessorCount), planned = plannedMultiprocessors();
+  const char* asked = std::getenv("POLARPIPE_PLAN_SMS");
+  EXPECT_EQ(planned, asked && *asked ? std::min(std::atoi(asked), sms) : sms);
+  SgmParams p;
+  p.disparities = 128, p.paths = 8, p.sweeps = true;
+  const SweepPlan plan = planSweeps(p, 1224, 1024);
+  ASSERT_GT(plan.bands, 0) << "the sweeps do not fit this device";
+  EXPECT_LE(plan.bands, planned);
+  EXPECT_GE(plan.bands * plan.bandWidth, 1224);
 }
 
 // Random maps reach outside the source, onto its border and into NaN; real maps from the calibration.
