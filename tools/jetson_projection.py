@@ -141,7 +141,7 @@ def main():
 
     lines = [f"`{a.case}` on an {a.gpu} ({a.sms} SMs, {a.clock_mhz:.0f} MHz), commit {a.commit}: bytes from Nsight Compute over {a.frames} frames "
              f"with the launches planned for 16 and for 8 SMs, time on {measured[16]['sms']:.1f} and {measured[8]['sms']:.1f} SMs under MPS, "
-             "one frame in flight.", "",
+             "one frame in flight; each Jetson running its own code (the kernels as PTX for compute_87 and compute_75, compiled for this GPU).", "",
              "| stage | L2 / DRAM MB a frame (16 SMs) | FP64 Mop | 16 SMs ms | AGX Orin ms (compute / memory) "
              "| L2 / DRAM MB (8 SMs) | 8 SMs ms | AGX Xavier ms (compute / memory) |",
              "|---|---|---|---|---|---|---|---|"]
