@@ -1,12 +1,12 @@
 #include "cuda/cuda_check.hpp"
 
-#include "cuda/device.hpp"
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+
+#include "cuda/device.hpp"
 
 namespace pp {
 

@@ -108,8 +108,10 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
   const int walker = threadIdx.x / 32 * W::kPerWarp + lane / W::kLanes;  // in the block
   if (warp >= dirs.firstWarp[dirs.count]) return;  // whole warps (whole blocks where they share a window)
   int which = 0;
-  while (warp >= dirs.firstWarp[which + 1]) ++which;
-  if constexpr (kRowPairs) which = threadIdx.x / 32 / (kWarpsPerBlock / 2);
+  if constexpr (kRowPairs)
+    which = threadIdx.x / 32 / (kWarpsPerBlock / 2);
+  else
+    while (warp >= dirs.firstWarp[which + 1]) ++which;
   const int dx = dirs.dx[which], dy = dirs.dy[which], lines = lineCount(dy, b.width, b.height);
   int line = (kRowPairs ? blockIdx.x * (kWarpsPerBlock / 2) + threadIdx.x / 32 % (kWarpsPerBlock / 2)
                         : warp - dirs.firstWarp[which]) *
