@@ -27,22 +27,34 @@ template <class T> __device__ __forceinline__ T warpMin(T v) {
 
 constexpr int kFarCost = 0x3FFF;  // beyond the disparity range: never the minimum
 
-// Whether path costs go two to a register, 16-bit halves: sm_90's DPX instructions take the
-// minimum of two halves, and min(a + b, c), in one instruction each (elsewhere they are emulated,
-// slower than one cost a register).
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-constexpr bool kDpx = true;
+// Whether path costs go two to a register, 16-bit halves, where pairs take fewer instructions than
+// one cost a register: sm_90's DPX instructions take the minimum of two halves, and min(a + b, c),
+// in one instruction each; sm_80 to sm_89 (Orin) take the minimum of two halves in one, min.f16x2
+// on the halves' bit patterns (a half below 0x7C00 is a finite number >= 0, subnormals included,
+// whose order is its pattern's, and min returns one of its operands: exact for every path cost, at
+// most kFarCost + kMaxPenalty), and the add in another. Earlier devices emulate both.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+constexpr bool kPairedCosts = true;
 #else
-constexpr bool kDpx = false;
+constexpr bool kPairedCosts = false;
 #endif
+static_assert(kFarCost + kMaxPenalty < 0x7C00, "pairs of path costs are finite halves");
 // Of each half; a + b must not carry out of a half.
 // (Unused where kCostPairs is false for every instance: CUDA 11 warns of it.)
-[[maybe_unused]] __device__ __forceinline__ uint32_t minPairs(uint32_t a, uint32_t b) { return __vminu2(a, b); }
+[[maybe_unused]] __device__ __forceinline__ uint32_t minPairs(uint32_t a, uint32_t b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && __CUDA_ARCH__ < 900
+  uint32_t m;
+  asm("min.f16x2 %0, %1, %2;" : "=r"(m) : "r"(a), "r"(b));
+  return m;
+#else
+  return __vminu2(a, b);
+#endif
+}
 __device__ __forceinline__ uint32_t addMinPairs(uint32_t a, uint32_t b, uint32_t c) {
-#if __CUDACC_VER_MAJOR__ >= 12
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && __CUDACC_VER_MAJOR__ >= 12
   return __viaddmin_u16x2(a, b, c);
 #else
-  return __vminu2(a + b, c);
+  return minPairs(a + b, c);
 #endif
 }
 

@@ -40,9 +40,10 @@ template <int D, int kLaneDisparities> constexpr bool kSharesCodes = !costsInVol
 // more steps than the columns and finish last; it pays with 16 disparities a lane, not with 8.
 template <int D, int kLaneDisparities> constexpr bool kShiftsRowCodes = kSharesCodes<D, kLaneDisparities>;
 
-// Whether a lane keeps its path costs two to a register (see step, and kDpx): with 16 disparities a
+// Whether a lane keeps its path costs two to a register (see step, and kPairedCosts): with 16 disparities a
 // lane; with 8 a lane keeps one a register.
-template <int D, int kLaneDisparities> constexpr bool kCostPairs = kDpx && (costsInVolume(D) || kLaneDisparities == 16);
+template <int D, int kLaneDisparities> constexpr bool kCostPairs = kPairedCosts &&
+                                                                   (costsInVolume(D) || kLaneDisparities == 16);
 
 // A walker: kLanes lanes (an aligned group), each holding kLaneDisparities of the D disparities.
 template <int D, int kLaneDisparities> struct Walkers {

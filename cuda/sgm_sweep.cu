@@ -158,14 +158,14 @@ template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, 
             cost[q][k] = room >= offset ? __popc(centre ^ right[-offset]) : kOutsideCost;
           }
         // The matching costs and the three directions' sum, laid out as the path costs (pairs of
-        // 16-bit halves where kDpx, else one a register).
-        constexpr int kWords = kDpx ? 2 : kRun;
+        // 16-bit halves where kPairedCosts, else one a register).
+        constexpr int kWords = kPairedCosts ? 2 : kRun;
         uint32_t matching[kRuns][kWords], sum[kRuns][kWords] = {};
 #pragma unroll
         for (int q = 0; q < kRuns; ++q)
 #pragma unroll
           for (int j = 0; j < kWords; ++j)
-            matching[q][j] = kDpx ? __byte_perm(cost[q][2 * j], cost[q][2 * j + 1], 0x5410) : cost[q][j];
+            matching[q][j] = kPairedCosts ? __byte_perm(cost[q][2 * j], cost[q][2 * j + 1], 0x5410) : cost[q][j];
         const int intensity = p.p2Adaptive ? b.left.row(y)[xs] : 0;
 #pragma unroll
         for (int direction = 0; direction < kDirections; ++direction) {
@@ -204,14 +204,14 @@ template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, 
           for (int q = 0; q < kRuns; ++q)
 #pragma unroll
             for (int j = 0; j < kWords; ++j)
-              prev[q][j] = kDpx ? __byte_perm(words[q], 0, j ? 0x4342 : 0x4140) : words[q] >> (8 * j) & 0xFF;
+              prev[q][j] = kPairedCosts ? __byte_perm(words[q], 0, j ? 0x4342 : 0x4140) : words[q] >> (8 * j) & 0xFF;
           uint32_t next[kRuns][kWords];
-          const int lowest = pathStep<kDpx, L::kLanes, kRuns>(prev, matching, place, p.p1, minPrev, p2, next);
+          const int lowest = pathStep<kPairedCosts, L::kLanes, kRuns>(prev, matching, place, p.p1, minPrev, p2, next);
           uint32_t packed[kRuns];
 #pragma unroll
           for (int q = 0; q < kRuns; ++q) {
-            packed[q] = kDpx ? __byte_perm(next[q][0], next[q][1], 0x6420)
-                             : next[q][0] | next[q][1] << 8 | next[q][2] << 16 | next[q][3] << 24;
+            packed[q] = kPairedCosts ? __byte_perm(next[q][0], next[q][1], 0x6420)
+                                     : next[q][0] | next[q][1] << 8 | next[q][2] << 16 | next[q][3] << 24;
 #pragma unroll
             for (int j = 0; j < kWords; ++j) sum[q][j] += next[q][j];
           }
@@ -235,8 +235,8 @@ template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, 
           uint16_t* at = b.volume + (static_cast<size_t>(y) * width + x) * D + firstD;
 #pragma unroll
           for (int q = 0; q < kRuns; ++q) {
-            const uint32_t low = kDpx ? sum[q][0] : sum[q][0] | sum[q][1] << 16,
-                           high = kDpx ? sum[q][1] : sum[q][2] | sum[q][3] << 16;
+            const uint32_t low = kPairedCosts ? sum[q][0] : sum[q][0] | sum[q][1] << 16,
+                           high = kPairedCosts ? sum[q][1] : sum[q][2] | sum[q][3] << 16;
             atomicAdd(reinterpret_cast<unsigned long long*>(at + q * L::kRunStride),
                       static_cast<unsigned long long>(high) << 32 | low);
           }
