@@ -17,6 +17,7 @@ namespace pp::stereo {
 namespace {
 
 constexpr int kWarpsPerBlock = 4;
+constexpr int kPairWarps = kWarpsPerBlock / 2;  // with kRowPairs, a block's warps walking each way
 
 // Steps in a walker's ring of loads (a step's loads are issued kStepsAhead - 1 steps before its
 // recursion) and blocks an SM the registers must allow. A deeper ring hides more of the loads'
@@ -110,12 +111,11 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
   if (warp >= dirs.firstWarp[dirs.count]) return;  // whole warps (whole blocks where they share a window)
   int which = 0;
   if constexpr (kRowPairs)
-    which = threadIdx.x / 32 / (kWarpsPerBlock / 2);
+    which = threadIdx.x / 32 / kPairWarps;
   else
     while (warp >= dirs.firstWarp[which + 1]) ++which;
   const int dx = dirs.dx[which], dy = dirs.dy[which], lines = lineCount(dy, b.width, b.height);
-  int line = (kRowPairs ? blockIdx.x * (kWarpsPerBlock / 2) + threadIdx.x / 32 % (kWarpsPerBlock / 2)
-                        : warp - dirs.firstWarp[which]) *
+  int line = (kRowPairs ? blockIdx.x * kPairWarps + threadIdx.x / 32 % kPairWarps : warp - dirs.firstWarp[which]) *
                  W::kPerWarp +
              lane / W::kLanes;
   const bool adds = line < lines;  // a direction's spare walkers walk its last line again, adding nothing
@@ -392,8 +392,7 @@ void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream, bool r
     launchDependent(kernel, blocks, kWarpsPerBlock * 32, 0, stream, p, b, dirs);
   };
   if (rowsOnly) {  // both ways along each row in one launch, storing the volume's first sums (no zeros needed)
-    const int pairWarps =
-        (b.height + W::kPerWarp * kWarpsPerBlock / 2 - 1) / (W::kPerWarp * kWarpsPerBlock / 2) * (kWarpsPerBlock / 2);
+    const int pairWarps = (b.height + W::kPerWarp * kPairWarps - 1) / (W::kPerWarp * kPairWarps) * kPairWarps;
     launchWith(aggregate<D, kLaneDisparities, false, true>,
                Directions{2, {1, -1}, {0, 0}, {0, pairWarps, 2 * pairWarps}});
     return;
