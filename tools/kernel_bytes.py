@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Per-kernel bytes and time of one frame of a tools/bench case, from an Nsight Compute raw CSV
-(tools/kernel-bytes): L2 traffic (lts__t_bytes), DRAM read and written, and kernel time. The bench
+(tools/kernel-bytes): L2 traffic (lts__t_bytes), DRAM read and written, kernel time and warp
+instructions executed (what bounds a kernel on a Jetson's few SMs). The bench
 runs several frames; the last whole period of the kernels' names is taken as one frame. Writes
 kernel-bytes.json (each case's tools/bench JSON, NAME.bench.json beside its CSV where there is one,
 with a "kernel_bytes" part) and a markdown table. Standard library only."""
@@ -12,7 +13,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from jetson_projection import ncu_rows, ncu_value  # noqa: E402  (ncu's CSV and units, one place)
 
-METRICS = ("gpu__time_duration.sum", "lts__t_bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum")
+METRICS = ("gpu__time_duration.sum", "lts__t_bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+           "smsp__inst_executed.sum")
+SUMMED = ("ms", "l2_bytes", "dram_read_bytes", "dram_write_bytes", "instructions")
 
 
 def last_frame(names):
@@ -33,8 +36,9 @@ def read(path):
         name = r[col["Kernel Name"]].replace("(anonymous namespace)::", "").split("(")[0]
         kernels.append({"kernel": (name[5:] if name.startswith("void ") else name).split("::")[-1],
                         "ms": v["gpu__time_duration.sum"], "l2_bytes": v["lts__t_bytes.sum"],
-                        "dram_read_bytes": v["dram__bytes_read.sum"], "dram_write_bytes": v["dram__bytes_write.sum"]})
-    total = {k: sum(x[k] for x in kernels) for k in ("ms", "l2_bytes", "dram_read_bytes", "dram_write_bytes")}
+                        "dram_read_bytes": v["dram__bytes_read.sum"], "dram_write_bytes": v["dram__bytes_write.sum"],
+                        "instructions": v["smsp__inst_executed.sum"]})
+    total = {k: sum(x[k] for x in kernels) for k in SUMMED}
     return {"kernels": kernels, "total": total}
 
 
@@ -47,7 +51,8 @@ def main():
     a = ap.parse_args()
     result = {"gpu": a.gpu, "commit": a.commit, "cases": {}}
     lines = [f"One frame, Nsight Compute (`--clock-control none`), {a.gpu}, commit {a.commit}.", "",
-             "| case | kernel | ms | L2 MB | DRAM read MB | DRAM write MB |", "|---|---|---|---|---|---|"]
+             "| case | kernel | ms | L2 MB | DRAM read MB | DRAM write MB | warp instructions (M) |",
+             "|---|---|---|---|---|---|---|"]
     for case in a.cases:
         stem = os.path.join(a.dir, case.replace("/", "_"))
         c = read(stem + ".csv")
@@ -59,7 +64,7 @@ def main():
         result["cases"][case] = bench
         for k in c["kernels"] + [dict(c["total"], kernel="**total**")]:
             lines.append(f"| `{case}` | {k['kernel']} | {k['ms']:.3f} | {k['l2_bytes'] / 1e6:.0f} | {k['dram_read_bytes'] / 1e6:.0f} | "
-                         f"{k['dram_write_bytes'] / 1e6:.0f} |")
+                         f"{k['dram_write_bytes'] / 1e6:.0f} | {k['instructions'] / 1e6:.1f} |")
     with open(os.path.join(a.dir, "kernel-bytes.json"), "w") as f:
         json.dump(result, f, indent=2)
     with open(os.path.join(a.dir, "kernel-bytes.md"), "w") as f:
