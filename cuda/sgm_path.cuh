@@ -62,26 +62,26 @@ __device__ __forceinline__ uint32_t addMinPairs(uint32_t a, uint32_t b, uint32_t
 // ((d0, d1), (d2, d3)) where kPairs, else a word each. `below` holds d0's lower neighbour in its
 // (high) half, `above` d3's upper one in its (low) half; p1s, jumps (minPrev + P2) and minPrevs
 // are spread to both halves where kPairs. Each next = cost + min(prev, lower + P1, upper + P1,
-// jump) - minPrev, which never leaves 0..2^16 - 1 (so halves neither carry nor borrow); `least`
-// takes their minimum (both halves where kPairs).
-template <bool kPairs> __device__ __forceinline__ void pathRun(const uint32_t (&prev)[kPairs ? 2 : 4], uint32_t below,
-                                                               uint32_t above, const uint32_t (&cost)[kPairs ? 2 : 4],
-                                                               uint32_t p1s, uint32_t jumps, uint32_t minPrevs,
-                                                               uint32_t (&next)[kPairs ? 2 : 4], uint32_t& least) {
+// jump) - minPrev, which never leaves 0..2^16 - 1 (so halves neither carry nor borrow). Returns
+// their minimum (of both halves where kPairs).
+template <bool kPairs>
+__device__ __forceinline__ uint32_t pathRun(const uint32_t (&prev)[kPairs ? 2 : 4], uint32_t below, uint32_t above,
+                                            const uint32_t (&cost)[kPairs ? 2 : 4], uint32_t p1s, uint32_t jumps,
+                                            uint32_t minPrevs, uint32_t (&next)[kPairs ? 2 : 4]) {
   if constexpr (kPairs) {
     const uint32_t lower[2] = {__byte_perm(below, prev[0], 0x5432), __byte_perm(prev[0], prev[1], 0x5432)};
     const uint32_t upper[2] = {lower[1], __byte_perm(prev[1], above, 0x5432)};
 #pragma unroll
     for (int j = 0; j < 2; ++j)
       next[j] = minPairs(addMinPairs(lower[j], p1s, prev[j]), addMinPairs(upper[j], p1s, jumps)) + cost[j] - minPrevs;
-    least = minPairs(least, minPairs(next[0], next[1]));
+    return minPairs(next[0], next[1]);
   } else {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const uint32_t lower = i > 0 ? prev[i - 1] : below, upper = i < 3 ? prev[i + 1] : above;
       next[i] = cost[i] + min(min(prev[i], min(lower, upper) + p1s), jumps) - minPrevs;
     }
-    least = min(least, min(min(next[0], next[1]), min(next[2], next[3])));
+    return min(min(next[0], next[1]), min(next[2], next[3]));
   }
 }
 
@@ -138,12 +138,13 @@ __device__ __forceinline__ int pathStep(const uint32_t (&prev)[kRuns][kPairs ? 2
   constexpr uint32_t kSpread = kPairs ? 0x10001u : 1u;  // a value in each half
   const uint32_t jumps = (minPrev + p2) * kSpread, minPrevs = minPrev * kSpread, p1s = p1 * kSpread;
   constexpr uint32_t kFar = kFarCost * kSpread;
-  uint32_t least = kFar;
+  uint32_t least = 0;
 #pragma unroll
   for (int q = 0; q < kRuns; ++q) {
     const uint32_t below = part > 0 ? fromLower[q] : q > 0 ? fromLower[q - 1] : kFar;
     const uint32_t above = part < kLanes - 1 ? fromUpper[q] : q < kRuns - 1 ? fromUpper[q + 1] : kFar;
-    pathRun<kPairs>(prev[q], below, above, cost[q], p1s, jumps, minPrevs, next[q], least);
+    const uint32_t runLeast = pathRun<kPairs>(prev[q], below, above, cost[q], p1s, jumps, minPrevs, next[q]);
+    least = q == 0 ? runLeast : kPairs ? minPairs(least, runLeast) : min(least, runLeast);
   }
   return walkerMin<kLanes, kReduxHalves>(static_cast<int>(kPairs ? min(least & 0xFFFF, least >> 16) : least));
 }

@@ -178,25 +178,24 @@ template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, 
           // used): the path cost is then the matching cost (previous costs, minimum and P2 all 0).
           const bool fromLeft = kRefresh && dx > 0 && predecessor < kGhost,
                      fromRight = kRefresh && dx < 0 && predecessor >= kGhost + a.bandWidth;
-          const uint8_t* from = nullptr;
-          if (active && !start) {
-            if (fromLeft || fromRight) {
-              const int index = fromLeft ? predecessor : predecessor - kGhost - a.bandWidth;
-              if (index >= 0 && index < kGhost)
-                from = entry(band + (fromLeft ? -1 : 1), handoffIn & 1, fromLeft ? 0 : 1, index);
-            } else if (predecessor >= 0 && predecessor < a.slots) {
-              from = costs + ((direction * 2 + read) * a.slots + predecessor) * D;
-            }
-          }
+          const bool handoff = fromLeft || fromRight;  // written by another block: from the L2
+          const int index = fromLeft ? predecessor : predecessor - kGhost - a.bandWidth;  // in the handoff
+          const bool known =
+              active && !start && (handoff ? index >= 0 && index < kGhost : predecessor >= 0 && predecessor < a.slots);
           uint32_t words[kRuns] = {};  // the lane's 16 previous costs, a byte each
           int minPrev = 0, p2 = 0;
-          if (from) {
-            const bool global = fromLeft || fromRight;  // written by another block: from the L2
-            const uint4 v = global ? __ldcg(reinterpret_cast<const uint4*>(from + part * 16))
-                                   : *reinterpret_cast<const uint4*>(from + part * 16);
+          if (known) {
+            uint4 v;
+            if (handoff) {
+              const uint8_t* from = entry(band + (fromLeft ? -1 : 1), handoffIn & 1, fromLeft ? 0 : 1, index);
+              v = __ldcg(reinterpret_cast<const uint4*>(from + part * 16));
+              minPrev = __ldcg(reinterpret_cast<const int*>(from + D));
+            } else {
+              const int at = (direction * 2 + read) * a.slots + predecessor;
+              v = *reinterpret_cast<const uint4*>(costs + at * D + part * 16);
+              minPrev = minima[at];
+            }
             words[0] = v.x, words[1] = v.y, words[2] = v.z, words[3] = v.w;
-            minPrev = global ? __ldcg(reinterpret_cast<const int*>(from + D))
-                             : minima[(direction * 2 + read) * a.slots + predecessor];
             p2 = p.p2Adaptive ? adaptiveP2(p, abs(intensity - static_cast<int>(b.left.row(y - dy)[px]))) : p.p2;
           }
           uint32_t prev[kRuns][kWords];
