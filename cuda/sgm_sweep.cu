@@ -41,6 +41,8 @@ template <int D> struct Lanes {
 constexpr int kCodesPerThread = 4;
 template <int D> constexpr int windowCodes(int slots) { return slots + D - 1 + slots; }
 
+template <int D> constexpr int kSpareBytes = D + 16;
+
 // A handoff entry: one column's path costs of one direction (D bytes), then its minimum.
 template <int D> constexpr int kEntryBytes = D + 16;
 
@@ -66,12 +68,15 @@ struct SweepArgs {
   unsigned epoch;
 };
 
-template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, SgmBuffers b, SweepArgs a) {
+template <int D> __global__ void __launch_bounds__(kThreads, 2) sweep(SgmParams p, SgmBuffers b, SweepArgs a) {
   using L = Lanes<D>;
   static_assert(kGhost % L::kPerWarp == 0, "ghosts of whole warps");
   extern __shared__ uint32_t shared[];
-  uint8_t* costs = reinterpret_cast<uint8_t*>(shared);                          // [direction][buffer][slot][D]
-  int* minima = reinterpret_cast<int*>(costs + kDirections * 2 * a.slots * D);  // [direction][buffer][slot]
+  uint8_t* costs = reinterpret_cast<uint8_t*>(shared);  // [direction][buffer][slot][D]
+  // Where a direction a slot does not walk stores its costs and minimum, so that the stores need no
+  // branch: D bytes, then an int (16 bytes, to keep what follows aligned).
+  uint8_t* spare = costs + kDirections * 2 * a.slots * D;
+  int* minima = reinterpret_cast<int*>(spare + kSpareBytes<D>);  // [direction][buffer][slot]
   const int codes = windowCodes<D>(a.slots), leftCodes = a.slots + D - 1;
   uint32_t* window = reinterpret_cast<uint32_t*>(minima + kDirections * 2 * a.slots);  // [buffer][codes]
   const int sweepIndex = blockIdx.x / a.bands, band = blockIdx.x % a.bands, dy = sweepIndex == 0 ? 1 : -1;
@@ -136,8 +141,8 @@ template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, 
       constexpr bool kRefresh = decltype(refreshRow)::value;
       for (int base = 0; base < a.slots; base += L::kWorkers) {
         const int slot = base + worker, x = first + slot;
-        // What the slot walks, the same for a warp's columns (the band and its ghosts are whole warps):
-        // the left ghosts only the direction from the left, the right ones only that from the right.
+        // Whether the slot is a ghost, the same for a warp's columns (the band and its ghosts are whole
+        // warps).
         const int warpSlot = base + worker / L::kPerWarp * L::kPerWarp;
         if (warpSlot >= a.slots) break;
         const bool leftGhost = warpSlot < kGhost, rightGhost = warpSlot >= kGhost + a.bandWidth;
@@ -166,11 +171,23 @@ template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, 
 #pragma unroll
           for (int j = 0; j < kWords; ++j)
             matching[q][j] = kPairedCosts ? __byte_perm(cost[q][2 * j], cost[q][2 * j + 1], 0x5410) : cost[q][j];
-        const int intensity = p.p2Adaptive ? b.left.row(y)[xs] : 0;
+        // Each direction's P2, before the directions, so that their code has no branch to split it.
+        int p2s[kDirections];
 #pragma unroll
-        for (int direction = 0; direction < kDirections; ++direction) {
-          const int dx = dxOf(direction), px = xs - dx, predecessor = slot - dx;
-          if ((leftGhost && dx <= 0) || (rightGhost && dx >= 0)) continue;
+        for (int direction = 0; direction < kDirections; ++direction) p2s[direction] = p.p2;
+        if (p.p2Adaptive && i > 0) {
+          const int intensity = b.left.row(y)[xs];
+#pragma unroll
+          for (int direction = 0; direction < kDirections; ++direction) {
+            const int px = min(max(xs - dxOf(direction), 0), width - 1);
+            p2s[direction] = adaptiveP2(p, abs(intensity - static_cast<int>(b.left.row(y - dy)[px])));
+          }
+        }
+        // A direction's step, with no branch (outside the refresh rows' handoffs), so that the band's
+        // warps take their three directions as one straight run of code the scheduler can overlap.
+        auto walkDirection = [&](auto directionConstant) {
+          constexpr int direction = decltype(directionConstant)::value, dx = dxOf(direction);
+          const int px = xs - dx, predecessor = slot - dx;
           const bool start = i == 0 || px < 0 || px >= width;
           // Where the predecessor's costs are: the neighbouring band's handoff at a refresh row, when
           // it is one of that band's columns, else the block's own row before. None at a line's start,
@@ -182,22 +199,22 @@ template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, 
           const int index = fromLeft ? predecessor : predecessor - kGhost - a.bandWidth;  // in the handoff
           const bool known =
               active && !start && (handoff ? index >= 0 && index < kGhost : predecessor >= 0 && predecessor < a.slots);
-          uint32_t words[kRuns] = {};  // the lane's 16 previous costs, a byte each
-          int minPrev = 0, p2 = 0;
-          if (known) {
-            uint4 v;
-            if (handoff) {
-              const uint8_t* from = entry(band + (fromLeft ? -1 : 1), handoffIn & 1, fromLeft ? 0 : 1, index);
-              v = __ldcg(reinterpret_cast<const uint4*>(from + part * 16));
-              minPrev = __ldcg(reinterpret_cast<const int*>(from + D));
-            } else {
-              const int at = (direction * 2 + read) * a.slots + predecessor;
-              v = *reinterpret_cast<const uint4*>(costs + at * D + part * 16);
-              minPrev = minima[at];
-            }
-            words[0] = v.x, words[1] = v.y, words[2] = v.z, words[3] = v.w;
-            p2 = p.p2Adaptive ? adaptiveP2(p, abs(intensity - static_cast<int>(b.left.row(y - dy)[px]))) : p.p2;
+          // The lane's 16 previous costs, a byte each, and their minimum: loaded from a valid place
+          // whether known or not, then zero where not.
+          uint4 v;
+          int minPrev;
+          if (handoff && known) {
+            const uint8_t* from = entry(band + (fromLeft ? -1 : 1), handoffIn & 1, fromLeft ? 0 : 1, index);
+            v = __ldcg(reinterpret_cast<const uint4*>(from + part * 16));
+            minPrev = __ldcg(reinterpret_cast<const int*>(from + D));
+          } else {
+            const int at = (direction * 2 + read) * a.slots + min(max(predecessor, 0), a.slots - 1);
+            v = *reinterpret_cast<const uint4*>(costs + at * D + part * 16);
+            minPrev = minima[at];
           }
+          const uint32_t words[kRuns] = {known ? v.x : 0u, known ? v.y : 0u, known ? v.z : 0u, known ? v.w : 0u};
+          minPrev = known ? minPrev : 0;
+          const int p2 = known ? p2s[direction] : 0;
           uint32_t prev[kRuns][kWords];
 #pragma unroll
           for (int q = 0; q < kRuns; ++q)
@@ -214,21 +231,20 @@ template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, 
 #pragma unroll
             for (int j = 0; j < kWords; ++j) sum[q][j] += next[q][j];
           }
-          if (active) {
-            uint8_t* to = costs + ((direction * 2 + written) * a.slots + slot) * D;
-            *reinterpret_cast<uint4*>(to + part * 16) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
-            if (part == 0) minima[(direction * 2 + written) * a.slots + slot] = lowest;
-            // The band's edge columns for its neighbours: the rightmost kGhost own columns' costs from
-            // the left, the leftmost kGhost's from the right.
-            if (publish && own && dx != 0) {
-              const int index = dx > 0 ? slot - a.bandWidth : slot - kGhost;
-              if (index >= 0 && index < kGhost) {
-                uint8_t* e = entry(band, (i / kGhost) & 1, dx > 0 ? 0 : 1, index);
-                __stcg(reinterpret_cast<uint4*>(e + part * 16), make_uint4(packed[0], packed[1], packed[2], packed[3]));
-                if (part == 0) __stcg(reinterpret_cast<int*>(e + D), lowest);
-              }
-            }
-          }
+          const int to = (direction * 2 + written) * a.slots + slot;
+          *reinterpret_cast<uint4*>((active ? costs + to * D : spare) + part * 16) =
+              make_uint4(packed[0], packed[1], packed[2], packed[3]);
+          *(active ? minima + to : reinterpret_cast<int*>(spare + D)) = lowest;  // the column's lanes alike
+        };
+        // The left ghosts walk only the direction from the left, the right ones only that from the right.
+        if (leftGhost) {
+          walkDirection(std::integral_constant<int, 1>{});
+        } else if (rightGhost) {
+          walkDirection(std::integral_constant<int, 2>{});
+        } else {
+          walkDirection(std::integral_constant<int, 0>{});
+          walkDirection(std::integral_constant<int, 1>{});
+          walkDirection(std::integral_constant<int, 2>{});
         }
         if (own) {
           uint16_t* at = b.volume + (static_cast<size_t>(y) * width + x) * D + firstD;
@@ -247,9 +263,22 @@ template <int D> __global__ void __launch_bounds__(kThreads) sweep(SgmParams p, 
     else
       walkRow(std::false_type{});
     store(i + 1);
-    if (publish) __threadfence();  // the edge columns out before the flag says so
     __syncthreads();
-    if (publish && threadIdx.x == 0) storeRelease(myFlag, flagOf(a.epoch, i / kGhost));
+    if (publish) {
+      // The band's edge columns for its neighbours, from this row's costs: the rightmost kGhost own
+      // columns' from the left (direction 1, edge 0), the leftmost kGhost's from the right (2, 1).
+      constexpr int kChunks = D / 16;  // a lane's 16 bytes each
+      for (int t = threadIdx.x; t < 2 * kGhost * kChunks; t += kThreads) {
+        const int edge = t / (kGhost * kChunks), index = t / kChunks % kGhost, chunk = t % kChunks;
+        const int at = ((edge + 1) * 2 + written) * a.slots + (edge == 0 ? a.bandWidth : kGhost) + index;
+        uint8_t* e = entry(band, (i / kGhost) & 1, edge, index);
+        __stcg(reinterpret_cast<uint4*>(e) + chunk, reinterpret_cast<const uint4*>(costs + at * D)[chunk]);
+        if (chunk == 0) __stcg(reinterpret_cast<int*>(e + D), minima[at]);
+      }
+      __threadfence();  // the edge columns out before the flag says so
+      __syncthreads();
+      if (threadIdx.x == 0) storeRelease(myFlag, flagOf(a.epoch, i / kGhost));
+    }
   }
 }
 
@@ -265,7 +294,7 @@ template <int D> SweepPlan plan(const SgmParams& p, int width, int height) {
   s.bands = (width + s.bandWidth - 1) / s.bandWidth;
   s.slots = s.bandWidth + 2 * kGhost;
   if (windowCodes<D>(s.slots) > kCodesPerThread * kThreads) return SweepPlan{};
-  s.sharedBytes = static_cast<size_t>(kDirections) * 2 * s.slots * (D + sizeof(int)) +
+  s.sharedBytes = static_cast<size_t>(kDirections) * 2 * s.slots * (D + sizeof(int)) + kSpareBytes<D> +
                   2 * sizeof(uint32_t) * windowCodes<D>(s.slots);
   int perSm = 0;
   if (s.sharedBytes > static_cast<size_t>(deviceAttribute(cudaDevAttrMaxSharedMemoryPerBlockOptin))) return SweepPlan{};
