@@ -41,6 +41,8 @@ template <int D> struct Lanes {
 constexpr int kCodesPerThread = 4;
 template <int D> constexpr int windowCodes(int slots) { return slots + D - 1 + slots; }
 
+// Where a slot outside the image stores its costs and minimum, so that the stores need no branch:
+// D bytes, then an int (16 bytes, to keep what follows aligned).
 template <int D> constexpr int kSpareBytes = D + 16;
 
 // A handoff entry: one column's path costs of one direction (D bytes), then its minimum.
@@ -68,14 +70,22 @@ struct SweepArgs {
   unsigned epoch;
 };
 
-template <int D> __global__ void __launch_bounds__(kThreads, 2) sweep(SgmParams p, SgmBuffers b, SweepArgs a) {
+// Blocks an SM the registers must allow: the plan puts one band of each sweep on every SM. Xavier's
+// sm_72 never holds two bands' shared memory in its 96 KB, so the sweeps never run there (the plan
+// leaves their directions to the walkers), and one block keeps its code, without paired path costs,
+// from spilling; from sm_75 on (the build that tests Xavier's code paths on a big GPU among them) two.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 750
+constexpr int kMinBlocks = 1;
+#else
+constexpr int kMinBlocks = 2;
+#endif
+
+template <int D> __global__ void __launch_bounds__(kThreads, kMinBlocks) sweep(SgmParams p, SgmBuffers b, SweepArgs a) {
   using L = Lanes<D>;
   static_assert(kGhost % L::kPerWarp == 0, "ghosts of whole warps");
   extern __shared__ uint32_t shared[];
-  uint8_t* costs = reinterpret_cast<uint8_t*>(shared);  // [direction][buffer][slot][D]
-  // Where a direction a slot does not walk stores its costs and minimum, so that the stores need no
-  // branch: D bytes, then an int (16 bytes, to keep what follows aligned).
-  uint8_t* spare = costs + kDirections * 2 * a.slots * D;
+  uint8_t* costs = reinterpret_cast<uint8_t*>(shared);           // [direction][buffer][slot][D]
+  uint8_t* spare = costs + kDirections * 2 * a.slots * D;        // kSpareBytes
   int* minima = reinterpret_cast<int*>(spare + kSpareBytes<D>);  // [direction][buffer][slot]
   const int codes = windowCodes<D>(a.slots), leftCodes = a.slots + D - 1;
   uint32_t* window = reinterpret_cast<uint32_t*>(minima + kDirections * 2 * a.slots);  // [buffer][codes]
