@@ -24,7 +24,7 @@ sed 's/"2.048"/"1.024"/' "$dir/ncu16.csv" > "$dir/ncu8.csv"
 bench() {  # $1 SMs seen, $2 sgm ms, $3 faces ms
   printf '{"device": "test", "multiprocessors": %s, "cases": [{"name": "graph/x", "note": "", "stage_gpu_ms": [{"stage": "sgm", "gpu_ms": %s}, {"stage": "faces", "gpu_ms": %s}]}]}\n' "$@"
 }
-bench 132 1 0.5 > "$dir/full.json"
+bench 132 1 0.5 > "$dir/ncu16.json"
 bench 14 10 2 > "$dir/sm16.json"   # MPS gave 14 SMs
 bench 8 20 4 > "$dir/sm8.json"
 echo 13 > "$dir/sm16.percent"
