@@ -41,10 +41,6 @@ template <int D> struct Lanes {
 constexpr int kCodesPerThread = 4;
 template <int D> constexpr int windowCodes(int slots) { return slots + D - 1 + slots; }
 
-// Where a slot outside the image stores its costs and minimum, so that the stores need no branch:
-// D bytes, then an int (16 bytes, to keep what follows aligned).
-template <int D> constexpr int kSpareBytes = D + 16;
-
 // A handoff entry: one column's path costs of one direction (D bytes), then its minimum.
 template <int D> constexpr int kEntryBytes = D + 16;
 
@@ -84,9 +80,11 @@ template <int D> __global__ void __launch_bounds__(kThreads, kMinBlocks) sweep(S
   using L = Lanes<D>;
   static_assert(kGhost % L::kPerWarp == 0, "ghosts of whole warps");
   extern __shared__ uint32_t shared[];
-  uint8_t* costs = reinterpret_cast<uint8_t*>(shared);           // [direction][buffer][slot][D]
-  uint8_t* spare = costs + kDirections * 2 * a.slots * D;        // kSpareBytes
-  int* minima = reinterpret_cast<int*>(spare + kSpareBytes<D>);  // [direction][buffer][slot]
+  uint8_t* costs = reinterpret_cast<uint8_t*>(shared);  // [direction][buffer][slot][D]
+  // A spare entry, where a slot outside the image stores its costs and minimum, so that the stores
+  // need no branch.
+  uint8_t* spare = costs + kDirections * 2 * a.slots * D;
+  int* minima = reinterpret_cast<int*>(spare + kEntryBytes<D>);  // [direction][buffer][slot]
   const int codes = windowCodes<D>(a.slots), leftCodes = a.slots + D - 1;
   uint32_t* window = reinterpret_cast<uint32_t*>(minima + kDirections * 2 * a.slots);  // [buffer][codes]
   const int sweepIndex = blockIdx.x / a.bands, band = blockIdx.x % a.bands, dy = sweepIndex == 0 ? 1 : -1;
@@ -304,7 +302,7 @@ template <int D> SweepPlan plan(const SgmParams& p, int width, int height) {
   s.bands = (width + s.bandWidth - 1) / s.bandWidth;
   s.slots = s.bandWidth + 2 * kGhost;
   if (windowCodes<D>(s.slots) > kCodesPerThread * kThreads) return SweepPlan{};
-  s.sharedBytes = static_cast<size_t>(kDirections) * 2 * s.slots * (D + sizeof(int)) + kSpareBytes<D> +
+  s.sharedBytes = static_cast<size_t>(kDirections) * 2 * s.slots * (D + sizeof(int)) + kEntryBytes<D> +
                   2 * sizeof(uint32_t) * windowCodes<D>(s.slots);
   int perSm = 0;
   if (s.sharedBytes > static_cast<size_t>(deviceAttribute(cudaDevAttrMaxSharedMemoryPerBlockOptin))) return SweepPlan{};
