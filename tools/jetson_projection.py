@@ -28,7 +28,8 @@ FP64 = ("smsp__sass_thread_inst_executed_op_dadd_pred_on.sum", "smsp__sass_threa
         "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum")
 # Units as ncu's raw CSV page writes them (base units) or its other pages do, to bytes, ms and counts.
 SCALE = {"": 1, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12, "ns": 1e-6, "us": 1e-3, "ms": 1, "s": 1e3, "nsecond": 1e-6,
-         "usecond": 1e-3, "msecond": 1, "second": 1e3, "inst": 1, "Kinst": 1e3, "Minst": 1e6, "Ginst": 1e9}
+         "usecond": 1e-3, "msecond": 1, "second": 1e3, "inst": 1, "Kinst": 1e3, "Minst": 1e6, "Ginst": 1e9,
+         "sector": 1, "Ksector": 1e3, "Msector": 1e6, "Gsector": 1e9}
 
 
 def number(text):

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Per-kernel bytes and time of one frame of a tools/bench case, from an Nsight Compute raw CSV
 (tools/kernel-bytes): L2 traffic (lts__t_bytes), DRAM read and written, kernel time and warp
-instructions executed (what bounds a kernel on a Jetson's few SMs). The bench
-runs several frames; the last whole period of the kernels' names is taken as one frame. Writes
-kernel-bytes.json (each case's tools/bench JSON, NAME.bench.json beside its CSV where there is one,
-with a "kernel_bytes" part) and a markdown table. Standard library only."""
+instructions executed (what bounds a kernel on a Jetson's few SMs), and the SMs' requests to the
+L2 by kind: reads, writes, and reductions and atomics (on a Jetson, whose L2 holds little of a
+frame's volume, a reduction costs a DRAM read and a write, where the L2 total counts it once). The
+bench runs several frames; the last whole period of the kernels' names is taken as one frame.
+Writes kernel-bytes.json (each case's tools/bench JSON, NAME.bench.json beside its CSV where there
+is one, with a "kernel_bytes" part) and a markdown table. Standard library only."""
 import argparse
 import json
 import os
@@ -13,9 +15,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from jetson_projection import ncu_rows, ncu_value  # noqa: E402  (ncu's CSV and units, one place)
 
+SM_SECTORS = {kind: f"lts__t_sectors_srcunit_tex_op_{op}.sum" for kind, op in
+              (("sm_read_bytes", "read"), ("sm_write_bytes", "write"), ("sm_reduction_bytes", "red"),
+               ("sm_atomic_bytes", "atom"))}
 METRICS = ("gpu__time_duration.sum", "lts__t_bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
-           "smsp__inst_executed.sum")
-SUMMED = ("ms", "l2_bytes", "dram_read_bytes", "dram_write_bytes", "instructions")
+           "smsp__inst_executed.sum") + tuple(SM_SECTORS.values())
+SECTOR_BYTES = 32
+SUMMED = ("ms", "l2_bytes", "dram_read_bytes", "dram_write_bytes", "instructions") + tuple(SM_SECTORS)
 
 
 def last_frame(names):
@@ -34,10 +40,12 @@ def read(path):
     for r in frame:
         v = {m: ncu_value(path, col, units, r, m) for m in METRICS}
         name = r[col["Kernel Name"]].replace("(anonymous namespace)::", "").split("(")[0]
-        kernels.append({"kernel": (name[5:] if name.startswith("void ") else name).split("::")[-1],
-                        "ms": v["gpu__time_duration.sum"], "l2_bytes": v["lts__t_bytes.sum"],
-                        "dram_read_bytes": v["dram__bytes_read.sum"], "dram_write_bytes": v["dram__bytes_write.sum"],
-                        "instructions": v["smsp__inst_executed.sum"]})
+        kernel = {"kernel": (name[5:] if name.startswith("void ") else name).split("::")[-1],
+                  "ms": v["gpu__time_duration.sum"], "l2_bytes": v["lts__t_bytes.sum"],
+                  "dram_read_bytes": v["dram__bytes_read.sum"], "dram_write_bytes": v["dram__bytes_write.sum"],
+                  "instructions": v["smsp__inst_executed.sum"]}
+        kernel.update({kind: SECTOR_BYTES * v[metric] for kind, metric in SM_SECTORS.items()})
+        kernels.append(kernel)
     total = {k: sum(x[k] for x in kernels) for k in SUMMED}
     return {"kernels": kernels, "total": total}
 
@@ -51,8 +59,9 @@ def main():
     a = ap.parse_args()
     result = {"gpu": a.gpu, "commit": a.commit, "cases": {}}
     lines = [f"One frame, Nsight Compute (`--clock-control none`), {a.gpu}, commit {a.commit}.", "",
-             "| case | kernel | ms | L2 MB | DRAM read MB | DRAM write MB | warp instructions (M) |",
-             "|---|---|---|---|---|---|---|"]
+             "| case | kernel | ms | L2 MB | DRAM read MB | DRAM write MB | warp instructions (M) "
+             "| from the SMs: read / write / reduction and atomic MB |",
+             "|---|---|---|---|---|---|---|---|"]
     for case in a.cases:
         stem = os.path.join(a.dir, case.replace("/", "_"))
         c = read(stem + ".csv")
@@ -64,7 +73,9 @@ def main():
         result["cases"][case] = bench
         for k in c["kernels"] + [dict(c["total"], kernel="**total**")]:
             lines.append(f"| `{case}` | {k['kernel']} | {k['ms']:.3f} | {k['l2_bytes'] / 1e6:.0f} | {k['dram_read_bytes'] / 1e6:.0f} | "
-                         f"{k['dram_write_bytes'] / 1e6:.0f} | {k['instructions'] / 1e6:.1f} |")
+                         f"{k['dram_write_bytes'] / 1e6:.0f} | {k['instructions'] / 1e6:.1f} | "
+                         f"{k['sm_read_bytes'] / 1e6:.0f} / {k['sm_write_bytes'] / 1e6:.0f} / "
+                         f"{(k['sm_reduction_bytes'] + k['sm_atomic_bytes']) / 1e6:.0f} |")
     with open(os.path.join(a.dir, "kernel-bytes.json"), "w") as f:
         json.dump(result, f, indent=2)
     with open(os.path.join(a.dir, "kernel-bytes.md"), "w") as f:
