@@ -57,6 +57,34 @@ template <int D, int kLaneDisparities> struct Walkers {
   static constexpr int kPerWarp = 32 / kLanes;
 };
 
+// A row walker's right codes a column on, in place (run q's i-th at q * kRun + i): each disparity's
+// code is the one its neighbour below (above, walking left) had, one shuffle a run across the
+// walker's lanes, and `enters` comes in at its lowest disparity (its highest, walking left).
+template <int kRuns, int kRun, int kLanes>
+__device__ __forceinline__ void moveRowCodes(uint32_t (&codes)[kRuns * kRun], bool walksRight,
+                                             const WalkerLane<kLanes>& place, uint32_t enters) {
+  uint32_t moved[kRuns];
+#pragma unroll
+  for (int q = 0; q < kRuns; ++q)
+    moved[q] = __shfl_sync(kFullWarp, walksRight ? codes[q * kRun + kRun - 1] : codes[q * kRun],
+                           walksRight ? place.lower : place.upper, kLanes);
+  if (walksRight) {
+#pragma unroll
+    for (int q = kRuns - 1; q >= 0; --q) {
+#pragma unroll
+      for (int i = kRun - 1; i > 0; --i) codes[q * kRun + i] = codes[q * kRun + i - 1];
+      codes[q * kRun] = place.part > 0 ? moved[q] : q > 0 ? moved[q - 1] : enters;
+    }
+  } else {
+#pragma unroll
+    for (int q = 0; q < kRuns; ++q) {
+#pragma unroll
+      for (int i = 0; i < kRun - 1; ++i) codes[q * kRun + i] = codes[q * kRun + i + 1];
+      codes[q * kRun + kRun - 1] = place.part < kLanes - 1 ? moved[q] : q < kRuns - 1 ? moved[q + 1] : enters;
+    }
+  }
+}
+
 // Walkers of a direction and where each enters the image. A row walker takes a row; a column or
 // diagonal walker takes a column and walks every row, a diagonal one wrapping to the other side
 // (where a new line starts), so that all walkers of the directions from the top (or bottom) are on
@@ -247,31 +275,10 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
     uint32_t last[kLaneDisparities];
     auto enter = [&](Loads& in) {
       if constexpr (kShiftsRowCodes<D, kLaneDisparities>) {
-        uint32_t moved[kRuns], now[kRuns][kRun];
+        const uint32_t enters = in.right[0];
 #pragma unroll
-        for (int q = 0; q < kRuns; ++q)
-          moved[q] = __shfl_sync(kFullWarp, dx > 0 ? last[q * kRun + kRun - 1] : last[q * kRun],
-                                 dx > 0 ? place.lower : place.upper, W::kLanes);
-        if (dx > 0) {
-#pragma unroll
-          for (int q = 0; q < kRuns; ++q)
-#pragma unroll
-            for (int i = 0; i < kRun; ++i)
-              now[q][i] = i > 0 ? last[q * kRun + i - 1] : part > 0 ? moved[q] : q > 0 ? moved[q - 1] : in.right[0];
-        } else {
-#pragma unroll
-          for (int q = 0; q < kRuns; ++q)
-#pragma unroll
-            for (int i = 0; i < kRun; ++i)
-              now[q][i] = i < kRun - 1           ? last[q * kRun + i + 1]
-                          : part < W::kLanes - 1 ? moved[q]
-                          : q < kRuns - 1        ? moved[q + 1]
-                                                 : in.right[0];
-        }
-#pragma unroll
-        for (int q = 0; q < kRuns; ++q)
-#pragma unroll
-          for (int i = 0; i < kRun; ++i) in.right[q * kRun + i] = now[q][i];
+        for (int k = 0; k < kLaneDisparities; ++k) in.right[k] = last[k];
+        moveRowCodes<kRuns, kRun>(in.right, dx > 0, place, enters);
       }
     };
     // Each walker its own codes (a row's walkers share none): a ring of kAhead steps' loads,
@@ -373,14 +380,14 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
   uint16_t* sums = b.volume + static_cast<size_t>(y) * width * D + part * kRun;
   auto xOf = [&](int s) { return kDx > 0 ? s : width - 1 - s; };
 
-  // The right codes of this lane's disparities at the step's column: run q's i-th in right[q][i].
-  uint32_t right[kRuns][kRun];
+  // The right codes of this lane's disparities at the step's column: run q's i-th in right[q * kRun + i].
+  uint32_t right[kRuns * kRun];
   {
     const int room = xOf(0) - firstD;
 #pragma unroll
     for (int q = 0; q < kRuns; ++q)
 #pragma unroll
-      for (int i = 0; i < kRun; ++i) right[q][i] = __ldg(rightCodes + max(room - (q * kRunStride + i), 0));
+      for (int i = 0; i < kRun; ++i) right[q * kRun + i] = __ldg(rightCodes + max(room - (q * kRunStride + i), 0));
   }
   // What step s loads: its left code, the right code entering its disparities (the lowest one's walking
   // right, the highest one's walking left; below column 0 a match outside, which the step ignores) and
@@ -414,7 +421,7 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
       uint32_t each[kRun];
 #pragma unroll
       for (int i = 0; i < kRun; ++i) {
-        each[i] = __popc(now.centre ^ right[q][i]);
+        each[i] = __popc(now.centre ^ right[q * kRun + i]);
         if constexpr (kTests) each[i] = room >= q * kRunStride + i ? each[i] : kOutsideCost;
       }
 #pragma unroll
@@ -437,28 +444,7 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
 #pragma unroll
       for (int j = 0; j < kWords; ++j) prev[q][j] = next[q][j];
     }
-    // The next step's right codes: each disparity's is its neighbour's below (above, walking left),
-    // one shuffle a run across lanes, and one enters.
-    uint32_t moved[kRuns];
-#pragma unroll
-    for (int q = 0; q < kRuns; ++q)
-      moved[q] = __shfl_sync(kFullWarp, kDx > 0 ? right[q][kRun - 1] : right[q][0], kDx > 0 ? place.lower : place.upper,
-                             W::kLanes);
-    if constexpr (kDx > 0) {
-#pragma unroll
-      for (int q = kRuns - 1; q >= 0; --q) {
-#pragma unroll
-        for (int i = kRun - 1; i > 0; --i) right[q][i] = right[q][i - 1];
-        right[q][0] = part > 0 ? moved[q] : q > 0 ? moved[q - 1] : ahead.enters;
-      }
-    } else {
-#pragma unroll
-      for (int q = 0; q < kRuns; ++q) {
-#pragma unroll
-        for (int i = 0; i < kRun - 1; ++i) right[q][i] = right[q][i + 1];
-        right[q][kRun - 1] = part < W::kLanes - 1 ? moved[q] : q < kRuns - 1 ? moved[q + 1] : ahead.enters;
-      }
-    }
+    moveRowCodes<kRuns, kRun>(right, kDx > 0, place, ahead.enters);
     now = ahead;
   };
   auto walk = [&](int from, int to, auto storesConstant, auto testsConstant) {
