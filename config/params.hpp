@@ -121,6 +121,33 @@ template <class P> class ParamSchema {
     return *this;
   }
 
+  // A key whose values name the members of an enumeration (`sweeps: auto`), `names` in the order
+  // the help lists them.
+  template <class E> ParamSchema& addChoice(std::string key, E P::*member, std::string help,
+                                            std::vector<std::pair<std::string, E>> names) {
+    std::vector<std::string> words;
+    for (const auto& n : names) words.push_back(n.first);
+    const Rule<std::string> rule = oneOf(words);
+    fields_.push_back({key, help, rule.allowed, Kind::value,
+                       [member, names](const P& p) {
+                         for (const auto& [word, value] : names)
+                           if (value == p.*member) return word;
+                         return std::string();
+                       },
+                       [key, member, names, rule](const YAML::Node& value, P& p, ParamContext& ctx) {
+                         std::string word;
+                         if (decode(value, word))
+                           for (const auto& [name, member_value] : names)
+                             if (name == word) {
+                               p.*member = member_value;
+                               return;
+                             }
+                         ctx.diagnostics.error(value, ctx.keyPath + "." + key,
+                                               "expected " + rule.allowed + ", got " + describe(value));
+                       }});
+    return *this;
+  }
+
   // Every key of a schema over a base of P (a stage's parameters that extend an algorithm's).
   template <class Base> ParamSchema& include(const ParamSchema<Base>& base) {
     static_assert(std::is_base_of_v<Base, P>);

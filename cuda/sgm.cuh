@@ -44,7 +44,8 @@ void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t
 // The six directions from above and below of 8 paths in two sweeps of column bands (see
 // cuda/sgm_sweep.cu), where the device holds every band at once: how many bands, and what they
 // need beside SgmBuffers. bands == 0 where the sweeps do not apply (SgmParams::sweeps off, 4 paths,
-// 256 disparities, a device without cooperative launch or too small to hold the bands at once).
+// 256 disparities, a device without cooperative launch or too small to hold the bands at once), or,
+// with Sweeps::automatic, where the bands would be narrower than kSweepsBandWidth columns.
 struct SweepPlan {
   int bands = 0, bandWidth = 0, slots = 0;
   size_t sharedBytes = 0, handoffBytes = 0;

@@ -294,11 +294,13 @@ template <int D> __global__ void __launch_bounds__(kThreads, kMinBlocks) sweep(S
 // SM taking one band of each sweep.
 template <int D> SweepPlan plan(const SgmParams& p, int width, int height) {
   SweepPlan s;
-  if (!p.sweeps || p.paths != 8 || costsInVolume(D) || height < 2 || !deviceAttribute(cudaDevAttrCooperativeLaunch))
+  if (p.sweeps == Sweeps::off || p.paths != 8 || costsInVolume(D) || height < 2 ||
+      !deviceAttribute(cudaDevAttrCooperativeLaunch))
     return s;
   const int sms = plannedMultiprocessors();
   constexpr int kAlign = Lanes<D>::kPerWarp;  // whole warps of band columns
   s.bandWidth = (std::max(kGhost, (width + sms - 1) / sms) + kAlign - 1) / kAlign * kAlign;
+  if (p.sweeps == Sweeps::automatic && s.bandWidth < kSweepsBandWidth) return SweepPlan{};
   s.bands = (width + s.bandWidth - 1) / s.bandWidth;
   s.slots = s.bandWidth + 2 * kGhost;
   if (windowCodes<D>(s.slots) > kCodesPerThread * kThreads) return SweepPlan{};

@@ -27,6 +27,15 @@
 
 namespace pp::stereo {
 
+// Where the six directions from above and below of 8 paths go below 256 disparities: in two
+// sweeps of column bands (cuda/sgm_sweep.cu), a third of the volume traffic, or to the walkers with
+// the rows. `automatic` takes the sweeps where a band (an SM's share of the columns, see
+// planSweeps) is at least kSweepsBandWidth columns wide: measured (stages/stereo/PERFORMANCE.md) at
+// 1224 columns and 128 disparities, the sweeps beat the walkers by 6-13% with bands of 44 to 80
+// columns (AGX Orin's 16 SMs: 80) and lose by 3% at 40, more below.
+enum class Sweeps : uint8_t { off, on, automatic };
+constexpr int kSweepsBandWidth = 44;
+
 struct SgmParams {
   int disparities = 128;  // 64, 128 or 256
   int minDisparity = 0;   // disparity of the first candidate (>= 0)
@@ -39,10 +48,7 @@ struct SgmParams {
   int lrMaxDiff = 1;  // < 0 turns the left-right check off
   bool fill = true;   // invalid pixels take the background disparity (see 6.)
   bool median = true;
-  // With 8 paths below 256 disparities: the six directions from above and below in two sweeps of
-  // column bands (cuda/sgm_sweep.cu), a third of the volume traffic, where the device holds the
-  // bands; else a walker a line, as the rows always are.
-  bool sweeps = false;
+  Sweeps sweeps = Sweeps::automatic;  // where the device holds the bands; else a walker a line
 };
 
 // The path directions (dx, dy) in the order `paths` takes them: 4 paths are the first four.

@@ -26,9 +26,12 @@ const ParamSchema<SgmParams>& sgmParamSchema() {
           .add("fill", &SgmParams::fill,
                "invalid pixels take the background disparity of their row (their confidence is 0)")
           .add("median", &SgmParams::median, "3x3 median of the valid disparities")
-          .add("sweeps", &SgmParams::sweeps,
-               "8 paths, 64 or 128 disparities: the directions from above and below summed on chip in two sweeps "
-               "(a third of the volume traffic: for a Jetson's small L2; slower on a big GPU)");
+          .addChoice("sweeps", &SgmParams::sweeps,
+                     "8 paths, 64 or 128 disparities: the directions from above and below summed on chip in two "
+                     "sweeps of column bands (a third of the volume traffic); auto: where an SM's band is at least " +
+                         std::to_string(kSweepsBandWidth) +
+                         " columns wide (a Jetson's few SMs), the walkers on a big GPU, where they are faster",
+                     {{"auto", Sweeps::automatic}, {"true", Sweeps::on}, {"false", Sweeps::off}});
   return schema;
 }
 

@@ -50,7 +50,7 @@ Outputs onGpu(const SgmParams& p, const Image& left, const Image& right, bool wi
 struct Case {
   int width, height, disparities, paths, minDisparity;
   const char* options;  // letters switching things off or on: s subpixel off, u uniqueness 0, l no LR check, f no fill,
-                        // m no median, a adaptive P2, w the sweeps
+                        // m no median, a adaptive P2, w the sweeps (else the walkers, whatever the plan)
 };
 
 SgmParams paramsFor(const Case& c) {
@@ -65,14 +65,14 @@ SgmParams paramsFor(const Case& c) {
   if (o.find('f') != std::string::npos) p.fill = false;
   if (o.find('m') != std::string::npos) p.median = false;
   if (o.find('a') != std::string::npos) p.p2Adaptive = true;
-  if (o.find('w') != std::string::npos) p.sweeps = true;
+  p.sweeps = o.find('w') != std::string::npos ? Sweeps::on : Sweeps::off;
   return p;
 }
 
 // Where the sweeps are asked for and apply, the device takes them (else a case would test the
 // walkers twice).
 void expectSweepsWhereAsked(const SgmParams& p, int width, int height) {
-  if (p.sweeps && p.paths == 8 && p.disparities < 256 && height >= 2) {
+  if (p.sweeps == Sweeps::on && p.paths == 8 && p.disparities < 256 && height >= 2) {
     EXPECT_GT(planSweeps(p, width, height).bands, 0) << "the sweeps do not fit this device";
   }
 }
@@ -125,7 +125,7 @@ TEST(CudaSgmFrames, EveryFrameOfOneMatcherMatchesTheCpu) {
   if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
   const int w = 211, h = 67;
   for (int disparities : {128, 256})
-    for (auto [paths, sweeps] : {std::pair{4, false}, std::pair{8, false}, std::pair{8, true}}) {
+    for (auto [paths, sweeps] : {std::pair{4, Sweeps::off}, std::pair{8, Sweeps::off}, std::pair{8, Sweeps::on}}) {
       SgmParams p;
       p.disparities = disparities, p.paths = paths, p.sweeps = sweeps;
       SgmCuda sgm(p, w, h);
@@ -135,11 +135,11 @@ TEST(CudaSgmFrames, EveryFrameOfOneMatcherMatchesTheCpu) {
                        : std::pair{test::randomImage({Depth::u8, 1}, w, h), test::randomImage({Depth::u8, 1}, w, h)};
         Outputs want = onCpu(p, left, right), got = runOnGpu(sgm, left, right);
         EXPECT_TRUE(test::samePixels(want.disparity, got.disparity))
-            << disparities << " disparities, " << paths << " paths" << (sweeps ? " (sweeps)" : "") << ", frame "
-            << frame;
+            << disparities << " disparities, " << paths << " paths" << (sweeps == Sweeps::on ? " (sweeps)" : "")
+            << ", frame " << frame;
         EXPECT_TRUE(test::samePixels(want.confidence, got.confidence))
-            << disparities << " disparities, " << paths << " paths" << (sweeps ? " (sweeps)" : "") << ", frame "
-            << frame;
+            << disparities << " disparities, " << paths << " paths" << (sweeps == Sweeps::on ? " (sweeps)" : "")
+            << ", frame " << frame;
       }
     }
 }
@@ -164,7 +164,7 @@ TEST(CudaSgmReal, AloeAndTheChessboardPairMatchTheCpu) {
   p.disparities = 64;
   const Image chessboard = onCpu(p, rl, rr).disparity;
   EXPECT_TRUE(test::samePixels(chessboard, onGpu(p, rl, rr).disparity)) << "chessboard";
-  p.sweeps = true;
+  p.sweeps = Sweeps::on;
   expectSweepsWhereAsked(p, 640, 480);
   EXPECT_TRUE(test::samePixels(chessboard, onGpu(p, rl, rr).disparity)) << "chessboard, the sweeps";
 }
@@ -177,11 +177,33 @@ TEST(CudaSgmPlan, SweepBandsFollowThePlannedSms) {
   const char* asked = std::getenv("POLARPIPE_PLAN_SMS");
   EXPECT_EQ(planned, asked && *asked ? std::min(std::atoi(asked), sms) : sms);
   SgmParams p;
-  p.disparities = 128, p.paths = 8, p.sweeps = true;
+  p.disparities = 128, p.paths = 8, p.sweeps = Sweeps::on;
   const SweepPlan plan = planSweeps(p, 1224, 1024);
   ASSERT_GT(plan.bands, 0) << "the sweeps do not fit this device";
   EXPECT_LE(plan.bands, planned);
   EXPECT_GE(plan.bands * plan.bandWidth, 1224);
+}
+
+// By default the sweeps go where their bands are wide enough to be the faster: planned for an AGX
+// Orin's 16 SMs at half the sensor's width, not on a big GPU's SMs (ctest runs this both ways).
+TEST(CudaSgmPlan, AutomaticSweepsWhereTheBandsAreWide) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  SgmParams p;
+  p.disparities = 128, p.paths = 8;
+  EXPECT_EQ(p.sweeps, Sweeps::automatic);
+  const SweepPlan automatic = planSweeps(p, 1224, 1024);
+  p.sweeps = Sweeps::on;
+  const SweepPlan asked = planSweeps(p, 1224, 1024);
+  ASSERT_GT(asked.bands, 0) << "the sweeps do not fit this device";
+  EXPECT_EQ(automatic.bands > 0, asked.bandWidth >= kSweepsBandWidth) << asked.bandWidth << "-column bands";
+  if (plannedMultiprocessors() <= 16) {
+    EXPECT_GT(automatic.bands, 0) << "an Orin's SMs take the sweeps by default";
+  }
+  if (plannedMultiprocessors() >= 64) {
+    EXPECT_EQ(automatic.bands, 0) << "a big GPU's SMs take the walkers by default";
+  }
+  p.sweeps = Sweeps::off;
+  EXPECT_EQ(planSweeps(p, 1224, 1024).bands, 0);
 }
 
 // Random maps reach outside the source, onto its border and into NaN; real maps from the calibration.

@@ -63,6 +63,36 @@ TEST(SgmCpu, DepthFollowsQ) {
   EXPECT_TRUE(std::isinf(depth.view<float>().at(2, 0)));  // at infinity
 }
 
+// `sweeps` names its three choices in YAML and on the command line; `true` and `false` as before
+// `auto` came, `auto` the default.
+TEST(SgmParamsSchema, SweepsAreAutoTrueOrFalse) {
+  const ParamSchema<SgmParams>& schema = sgmParamSchema();
+  auto parse = [&](const std::string& yaml, Diagnostics& d) {
+    ParamContext ctx{d, "stages.sgm.params", "", YAML::Load(yaml)};
+    return schema.parse(ctx);
+  };
+  for (auto [text, want] : {std::pair{"auto", Sweeps::automatic}, {"true", Sweeps::on}, {"false", Sweeps::off}}) {
+    Diagnostics d("test.yaml");
+    EXPECT_EQ(parse(std::string("{sweeps: ") + text + "}", d).sweeps, want) << text;
+    EXPECT_TRUE(d.empty()) << d.text();
+    SgmParams p;
+    std::string problem;
+    EXPECT_TRUE(schema.setText("sweeps", text, p, problem)) << problem;
+    EXPECT_EQ(p.sweeps, want) << text;
+    EXPECT_EQ(schema.valueText("sweeps", p), text);
+  }
+  EXPECT_EQ(SgmParams{}.sweeps, Sweeps::automatic);
+  EXPECT_NE(schema.help().find("default auto"), std::string::npos) << schema.help();
+  Diagnostics bad("test.yaml");
+  EXPECT_EQ(parse("{paths: 8, sweeps: [on]}", bad).sweeps, Sweeps::automatic);  // refused: the default kept
+  EXPECT_NE(bad.text().find("stages.sgm.params.sweeps"), std::string::npos) << bad.text();
+  EXPECT_NE(bad.text().find("auto, true, false"), std::string::npos) << bad.text();
+  SgmParams p;
+  std::string problem;
+  EXPECT_FALSE(schema.setText("sweeps", "sometimes", p, problem));
+  EXPECT_NE(problem.find("'sometimes'"), std::string::npos) << problem;
+}
+
 TEST(SgmParamsCheck, NamesTheBadParameter) {
   auto message = [](SgmParams p) {
     try {

@@ -24,7 +24,7 @@ Image texture(int width, int height, int seed, int shift) {
 
 class SgmRun : public bench::Run {
  public:
-  SgmRun(int width, int height, int disparities, int paths, int sets, bool sweeps = false) {
+  SgmRun(int width, int height, int disparities, int paths, int sets, Sweeps sweeps = Sweeps::off) {
     p_.disparities = disparities;
     p_.paths = paths;
     p_.sweeps = sweeps;
@@ -92,11 +92,12 @@ class RectifyRun : public bench::Run {
 [[maybe_unused]] const bool registered = [] {
   for (int paths : {8, 4}) {
     std::string p = std::to_string(paths);
-    bench::registry().push_back({"stereo/sgm-half-d128-p" + p,
-                                 "SGM at half the frame size, 128 disparities, " + p + " paths, sub-pixel", true,
-                                 [paths](bench::Size s, int sets) {
-                                   return std::make_unique<SgmRun>(s.width / 2, s.height / 2, 128, paths, sets);
-                                 }});
+    bench::registry().push_back(
+        {"stereo/sgm-half-d128-p" + p,
+         "SGM at half the frame size, 128 disparities, " + p + " paths by the walkers, sub-pixel", true,
+         [paths](bench::Size s, int sets) {
+           return std::make_unique<SgmRun>(s.width / 2, s.height / 2, 128, paths, sets);
+         }});
     bench::registry().push_back(
         {"stereo/sgm-full-d256-p" + p, "SGM at the frame size, 256 disparities, " + p + " paths, sub-pixel", true,
          [paths](bench::Size s, int sets) { return std::make_unique<SgmRun>(s.width, s.height, 256, paths, sets); }});
@@ -104,7 +105,7 @@ class RectifyRun : public bench::Run {
   bench::registry().push_back({"stereo/sgm-half-d128-p8-sweeps",
                                "stereo/sgm-half-d128-p8 with the directions from above and below in sweeps", true,
                                [](bench::Size s, int sets) {
-                                 return std::make_unique<SgmRun>(s.width / 2, s.height / 2, 128, 8, sets, true);
+                                 return std::make_unique<SgmRun>(s.width / 2, s.height / 2, 128, 8, sets, Sweeps::on);
                                }});
   bench::registry().push_back(
       {"stereo/sgm-aloe-d256-p8", "SGM at Middlebury Aloe's 1282x1110, 256 disparities, 8 paths, sub-pixel", true,
