@@ -137,9 +137,9 @@ template <class P> class ParamSchema {
                        [key, member, names, rule](const YAML::Node& value, P& p, ParamContext& ctx) {
                          std::string word;
                          if (decode(value, word))
-                           for (const auto& [name, member_value] : names)
+                           for (const auto& [name, choice] : names)
                              if (name == word) {
-                               p.*member = member_value;
+                               p.*member = choice;
                                return;
                              }
                          ctx.diagnostics.error(value, ctx.keyPath + "." + key,
