@@ -401,10 +401,9 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
     Ahead a;
     a.centre = __ldg(leftCodes + x);
     a.enters = __ldg(rightCodes + max(x - p.minDisparity - (kDx > 0 ? 0 : D - 1), 0));
-    a.p2 = p.p2;
-    if constexpr (kAdaptive)
-      if (s > 0) a.p2 = adaptiveP2(p, abs(static_cast<int>(intensity[x]) - static_cast<int>(intensity[x - kDx])));
-    a.p2 = s == 0 ? 0 : a.p2;
+    a.p2 = s == 0      ? 0
+           : kAdaptive ? adaptiveP2(p, abs(static_cast<int>(intensity[x]) - static_cast<int>(intensity[x - kDx])))
+                       : p.p2;
     return a;
   };
   Ahead now = load(0);
