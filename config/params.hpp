@@ -127,14 +127,14 @@ template <class P> class ParamSchema {
                                             std::vector<std::pair<std::string, E>> names) {
     std::vector<std::string> words;
     for (const auto& n : names) words.push_back(n.first);
-    const Rule<std::string> rule = oneOf(words);
-    fields_.push_back({key, help, rule.allowed, Kind::value,
+    const std::string allowed = oneOf(words).allowed;
+    fields_.push_back({key, help, allowed, Kind::value,
                        [member, names](const P& p) {
                          for (const auto& [word, value] : names)
                            if (value == p.*member) return word;
                          return std::string();
                        },
-                       [key, member, names, rule](const YAML::Node& value, P& p, ParamContext& ctx) {
+                       [key, member, names, allowed](const YAML::Node& value, P& p, ParamContext& ctx) {
                          std::string word;
                          if (decode(value, word))
                            for (const auto& [name, choice] : names)
@@ -143,7 +143,7 @@ template <class P> class ParamSchema {
                                return;
                              }
                          ctx.diagnostics.error(value, ctx.keyPath + "." + key,
-                                               "expected " + rule.allowed + ", got " + describe(value));
+                                               "expected " + allowed + ", got " + describe(value));
                        }});
     return *this;
   }
