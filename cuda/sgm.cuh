@@ -37,9 +37,8 @@ constexpr bool costsInVolume(int disparities) { return disparities == 256; }
 void launchMatchingCost(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
 
 // Every path direction (4 or 8) over every line of the image, added into the volume's sums, which
-// must be zero. With `rowsOnly`, the two along the rows alone (the sweeps take the rest), both in
-// one launch: each pixel's first path cost is stored as its sum, so the volume need not be zero.
-void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream, bool rowsOnly = false);
+// must be zero.
+void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
 
 // The six directions from above and below of 8 paths in two sweeps of column bands (see
 // cuda/sgm_sweep.cu), where the device holds every band at once: how many bands, and what they
@@ -60,6 +59,15 @@ struct SweepBuffers {
 // Adds the six directions to the volume's sums.
 void launchSweeps(const SgmParams& p, const SgmBuffers& b, const SweepPlan& s, const SweepBuffers& w,
                   cudaStream_t stream);
+
+// Where the sweeps take six directions, the two along the rows (see cuda/sgm_rows.cu): first the
+// walk from the left, which stores each pixel's path costs as its sums (the volume need not be
+// zero); after the sweeps, the walk from the right, which adds its own to the sums as it reads them
+// and takes the winner as launchWinnerTakesAll does (the volume is left as it was). `records` and
+// `rightBest`: width x height each, its scratch.
+void launchRowsFromLeft(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
+void launchRowsFromRight(const SgmParams& p, const SgmBuffers& b, uint2* records, uint8_t* rightBest,
+                         ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream);
 
 // Winner takes all over the sums, sub-pixel, uniqueness, the right image's disparities, the
 // left-right check and the fill: writes disparity x 16 (or kInvalidDisparity) and, when

@@ -149,4 +149,33 @@ __device__ __forceinline__ int pathStep(const uint32_t (&prev)[kRuns][kPairs ? 2
   return walkerMin<kLanes, kReduxHalves>(static_cast<int>(kPairs ? min(least & 0xFFFF, least >> 16) : least));
 }
 
+// A row walker's value a disparity (its right census codes, or the right image's running bests in
+// cuda/sgm_rows.cu) a column on, in place (run q's i-th at q * kRun + i): each disparity's value is
+// the one its neighbour below (above, walking left) had, one shuffle a run across the walker's
+// lanes, and `enters` comes in at its lowest disparity (its highest, walking left).
+template <int kRuns, int kRun, int kLanes>
+__device__ __forceinline__ void moveRowCodes(uint32_t (&codes)[kRuns * kRun], bool walksRight,
+                                             const WalkerLane<kLanes>& place, uint32_t enters) {
+  uint32_t moved[kRuns];
+#pragma unroll
+  for (int q = 0; q < kRuns; ++q)
+    moved[q] = __shfl_sync(kFullWarp, walksRight ? codes[q * kRun + kRun - 1] : codes[q * kRun],
+                           walksRight ? place.lower : place.upper, kLanes);
+  if (walksRight) {
+#pragma unroll
+    for (int q = kRuns - 1; q >= 0; --q) {
+#pragma unroll
+      for (int i = kRun - 1; i > 0; --i) codes[q * kRun + i] = codes[q * kRun + i - 1];
+      codes[q * kRun] = place.part > 0 ? moved[q] : q > 0 ? moved[q - 1] : enters;
+    }
+  } else {
+#pragma unroll
+    for (int q = 0; q < kRuns; ++q) {
+#pragma unroll
+      for (int i = 0; i < kRun - 1; ++i) codes[q * kRun + i] = codes[q * kRun + i + 1];
+      codes[q * kRun + kRun - 1] = place.part < kLanes - 1 ? moved[q] : q < kRuns - 1 ? moved[q + 1] : enters;
+    }
+  }
+}
+
 }  // namespace pp::stereo

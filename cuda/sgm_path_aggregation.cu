@@ -7,8 +7,8 @@
 // disparities a step computes its matching costs from census codes, a block's column or diagonal
 // walkers taking theirs from a window in shared memory that the block fills two steps ahead and a
 // row's walkers shifting theirs along; at 256 it reads them from the volume words it then adds to
-// (see costsInVolume). Where the sweeps (cuda/sgm_sweep.cu) take the other six directions, rowPairs
-// walks the two along the rows, storing the volume's first sums.
+// (see costsInVolume). Where the sweeps (cuda/sgm_sweep.cu) take six directions, cuda/sgm_rows.cu
+// walks the other two.
 #include <type_traits>
 
 #include "cuda/dependent_launch.cuh"
@@ -20,7 +20,6 @@ namespace pp::stereo {
 namespace {
 
 constexpr int kWarpsPerBlock = 4;
-constexpr int kPairWarps = kWarpsPerBlock / 2;  // in rowPairs, a block's warps walking each way
 
 // Steps in a walker's ring of loads (a step's loads are issued kStepsAhead - 1 steps before its
 // recursion) and blocks an SM the registers must allow. A deeper ring hides more of the loads'
@@ -56,34 +55,6 @@ template <int D, int kLaneDisparities> struct Walkers {
   static constexpr int kLanes = D / kLaneDisparities;
   static constexpr int kPerWarp = 32 / kLanes;
 };
-
-// A row walker's right codes a column on, in place (run q's i-th at q * kRun + i): each disparity's
-// code is the one its neighbour below (above, walking left) had, one shuffle a run across the
-// walker's lanes, and `enters` comes in at its lowest disparity (its highest, walking left).
-template <int kRuns, int kRun, int kLanes>
-__device__ __forceinline__ void moveRowCodes(uint32_t (&codes)[kRuns * kRun], bool walksRight,
-                                             const WalkerLane<kLanes>& place, uint32_t enters) {
-  uint32_t moved[kRuns];
-#pragma unroll
-  for (int q = 0; q < kRuns; ++q)
-    moved[q] = __shfl_sync(kFullWarp, walksRight ? codes[q * kRun + kRun - 1] : codes[q * kRun],
-                           walksRight ? place.lower : place.upper, kLanes);
-  if (walksRight) {
-#pragma unroll
-    for (int q = kRuns - 1; q >= 0; --q) {
-#pragma unroll
-      for (int i = kRun - 1; i > 0; --i) codes[q * kRun + i] = codes[q * kRun + i - 1];
-      codes[q * kRun] = place.part > 0 ? moved[q] : q > 0 ? moved[q - 1] : enters;
-    }
-  } else {
-#pragma unroll
-    for (int q = 0; q < kRuns; ++q) {
-#pragma unroll
-      for (int i = 0; i < kRun - 1; ++i) codes[q * kRun + i] = codes[q * kRun + i + 1];
-      codes[q * kRun + kRun - 1] = place.part < kLanes - 1 ? moved[q] : q < kRuns - 1 ? moved[q + 1] : enters;
-    }
-  }
-}
 
 // Walkers of a direction and where each enters the image. A row walker takes a row; a column or
 // diagonal walker takes a column and walks every row, a diagonal one wrapping to the other side
@@ -358,133 +329,6 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
   }
 }
 
-// A walker of row y in direction kDx (16 disparities a lane) for rowPairs: stores its path costs as
-// the sums of the columns it reaches first (steps before `stores`), then, after a barrier of the
-// block, adds them to what the other walker stored. A spare walker (`spare`) walks the last row
-// again: it stores that row's own path costs, and adds zeros, so that no put has a branch. Its steps
-// go in phases (storing or adding, some of a column's matches left of the right image or none), each
-// a loop of one step with no branch, so that the scheduler can overlap a step's independent work. A
-// step's right codes are those of the step before shifted a disparity, one entering (see aggregate's
-// enter), loaded a step ahead with its left code and P2 (kAdaptive: SgmParams::p2Adaptive).
-template <int D, int kDx, bool kAdaptive>
-__device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b, int y, bool spare, int stores) {
-  using W = Walkers<D, 16>;
-  constexpr int kRun = 4, kRuns = 4, kRunStride = D / kRuns;
-  constexpr bool kPairs = kCostPairs<D, 16>;
-  constexpr int kWords = kPairs ? 2 : kRun;  // a run's path costs: pairs, or one a register
-  const WalkerLane<W::kLanes> place(threadIdx.x % 32);
-  const int part = place.part, firstD = part * kRun + p.minDisparity, width = b.width;
-  const uint32_t* leftCodes = b.censusLeft + static_cast<size_t>(y) * width;
-  const uint32_t* rightCodes = b.censusRight + static_cast<size_t>(y) * width;
-  const uint8_t* intensity = b.left.row(y);
-  uint16_t* sums = b.volume + static_cast<size_t>(y) * width * D + part * kRun;
-  auto xOf = [&](int s) { return kDx > 0 ? s : width - 1 - s; };
-
-  // The right codes of this lane's disparities at the step's column: run q's i-th in right[q * kRun + i].
-  uint32_t right[kRuns * kRun];
-  {
-    const int room = xOf(0) - firstD;
-#pragma unroll
-    for (int q = 0; q < kRuns; ++q)
-#pragma unroll
-      for (int i = 0; i < kRun; ++i) right[q * kRun + i] = __ldg(rightCodes + max(room - (q * kRunStride + i), 0));
-  }
-  // What step s loads: its left code, the right code entering its disparities (the lowest one's walking
-  // right, the highest one's walking left; below column 0 a match outside, which the step ignores) and
-  // its P2 (0 where the line starts). Steps past the line load its last column's.
-  struct Ahead {
-    uint32_t centre, enters;
-    int p2;
-  };
-  auto load = [&](int s) {
-    const int x = xOf(min(s, width - 1));
-    Ahead a;
-    a.centre = __ldg(leftCodes + x);
-    a.enters = __ldg(rightCodes + max(x - p.minDisparity - (kDx > 0 ? 0 : D - 1), 0));
-    a.p2 = s == 0      ? 0
-           : kAdaptive ? adaptiveP2(p, abs(static_cast<int>(intensity[x]) - static_cast<int>(intensity[x - kDx])))
-                       : p.p2;
-    return a;
-  };
-  Ahead now = load(0);
-  uint32_t prev[kRuns][kWords] = {};
-  int minPrev = 0;  // with the first step's P2 of 0: the path cost is the matching cost
-
-  auto step = [&](int s, auto storesConstant, auto testsConstant) {
-    constexpr bool kStores = decltype(storesConstant)::value, kTests = decltype(testsConstant)::value;
-    const Ahead ahead = load(s + 1);
-    const int x = xOf(s), room = x - firstD;
-    uint32_t cost[kRuns][kWords];
-#pragma unroll
-    for (int q = 0; q < kRuns; ++q) {
-      uint32_t each[kRun];
-#pragma unroll
-      for (int i = 0; i < kRun; ++i) {
-        each[i] = __popc(now.centre ^ right[q * kRun + i]);
-        if constexpr (kTests) each[i] = room >= q * kRunStride + i ? each[i] : kOutsideCost;
-      }
-#pragma unroll
-      for (int j = 0; j < kWords; ++j)
-        cost[q][j] = kPairs ? __byte_perm(each[2 * j], each[2 * j + 1], 0x5410) : each[j];
-    }
-    uint32_t next[kRuns][kWords];
-    minPrev = pathStep<kPairs, W::kLanes, kRuns>(prev, cost, place, p.p1, minPrev, now.p2, next);
-    uint16_t* at = sums + x * D;
-#pragma unroll
-    for (int q = 0; q < kRuns; ++q) {
-      const uint32_t low = kPairs ? next[q][0] : __byte_perm(next[q][0], next[q][1], 0x5410),
-                     high = kPairs ? next[q][1] : __byte_perm(next[q][2], next[q][3], 0x5410);  // below 2^16
-      auto* run = reinterpret_cast<unsigned long long*>(at + q * kRunStride);
-      const unsigned long long value = static_cast<unsigned long long>(high) << 32 | low;
-      if constexpr (kStores)
-        *run = value;
-      else
-        atomicAdd(run, spare ? 0ull : value);
-#pragma unroll
-      for (int j = 0; j < kWords; ++j) prev[q][j] = next[q][j];
-    }
-    moveRowCodes<kRuns, kRun>(right, kDx > 0, place, ahead.enters);
-    now = ahead;
-  };
-  auto walk = [&](int from, int to, auto storesConstant, auto testsConstant) {
-    for (int s = from; s < to; ++s) step(s, storesConstant, testsConstant);
-  };
-  // Steps [from, to) of one kind of put, those whose column has a match left of the right image
-  // (x < minDisparity + D - 1) apart.
-  const int edge = p.minDisparity + D - 1;
-  auto phase = [&](int from, int to, auto storesConstant) {
-    if constexpr (kDx > 0) {
-      const int split = min(max(edge, from), to);
-      walk(from, split, storesConstant, std::true_type{});
-      walk(split, to, storesConstant, std::false_type{});
-    } else {
-      const int split = min(max(width - edge, from), to);
-      walk(from, split, storesConstant, std::false_type{});
-      walk(split, to, storesConstant, std::true_type{});
-    }
-  };
-  phase(0, stores, std::true_type{});
-  __syncthreads();  // every first path cost stored before any is added to
-  phase(stores, width, std::false_type{});
-}
-
-// The two directions along the rows alone, where the sweeps take the rest: a block's first
-// kPairWarps warps walk its rows left to right, the others the same rows right to left. Each
-// pixel's first path cost is stored as its sum, the second added, so the volume need not be zero:
-// the walker from the left stores the columns left of the middle, the other the rest.
-template <int D, bool kAdaptive> __global__ void __launch_bounds__(kWarpsPerBlock * 32)
-    rowPairs(SgmParams p, SgmBuffers b) {
-  using W = Walkers<D, 16>;
-  waitForPreviousKernel();
-  const int warp = threadIdx.x / 32;
-  const int row = (blockIdx.x * kPairWarps + warp % kPairWarps) * W::kPerWarp + threadIdx.x % 32 / W::kLanes;
-  const int y = min(row, b.height - 1), split = b.width / 2;
-  if (warp < kPairWarps)
-    walkRow<D, 1, kAdaptive>(p, b, y, row >= b.height, split);
-  else
-    walkRow<D, -1, kAdaptive>(p, b, y, row >= b.height, b.width - split);
-}
-
 // How many warps of `kernel` the device holds at once.
 template <class Kernel> int residentWarps(Kernel kernel) {
   return residentBlocks(kernel, kWarpsPerBlock * 32) * kWarpsPerBlock;
@@ -537,29 +381,20 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
 
 // Sixteen disparities a lane take the fewest instructions a disparity. With 4 paths there are too
 // few walkers for that to keep the device busy; eight a lane do better there.
-template <int D> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream, bool rowsOnly) {
-  if (rowsOnly) {
-    if constexpr (costsInVolume(D)) {
-      throw std::invalid_argument("SGM: the rows alone take census codes, not " + std::to_string(D) + " disparities");
-    } else {
-      constexpr int kRowsPerBlock = kPairWarps * Walkers<D, 16>::kPerWarp;
-      launchDependent(p.p2Adaptive ? rowPairs<D, true> : rowPairs<D, false>,
-                      (b.height + kRowsPerBlock - 1) / kRowsPerBlock, kWarpsPerBlock * 32, 0, stream, p, b);
-    }
-  } else if (p.paths == 8) {
+template <int D> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
+  if (p.paths == 8)
     launch<D, 16>(p, b, stream);
-  } else {
+  else
     launch<D, 8>(p, b, stream);
-  }
 }
 
 }  // namespace
 
-void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream, bool rowsOnly) {
+void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
   switch (p.disparities) {
-    case 64: return launch<64>(p, b, stream, rowsOnly);
-    case 128: return launch<128>(p, b, stream, rowsOnly);
-    case 256: return launch<256>(p, b, stream, rowsOnly);
+    case 64: return launch<64>(p, b, stream);
+    case 128: return launch<128>(p, b, stream);
+    case 256: return launch<256>(p, b, stream);
     default:
       throw std::invalid_argument("SGM: disparities must be 64, 128 or 256, not " + std::to_string(p.disparities));
   }

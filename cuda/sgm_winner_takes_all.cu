@@ -5,6 +5,7 @@
 // the matching costs, the sums read are left zero.
 #include "cuda/dependent_launch.cuh"
 #include "cuda/sgm_path.cuh"  // the volume's words, warp reductions
+#include "cuda/sgm_winner.cuh"
 #include "cuda/shared_memory.cuh"
 
 namespace pp::stereo {
@@ -12,36 +13,6 @@ namespace pp::stereo {
 namespace {
 
 constexpr unsigned kNoMatch = 0xFFFFFFFFu;
-
-__device__ __forceinline__ uint8_t confidenceOf(int best, int second) {
-  return second == 0 ? 0 : static_cast<uint8_t>((255 * (second - best) + second / 2) / second);
-}
-
-// Rule 6 for one row, by a warp in chunks of 32 columns: the nearest valid disparity at or left of
-// each column (kept in `scratch`), then at or right of it, and the smaller for invalid columns.
-__device__ void fillRow(uint16_t* row, uint16_t* scratch, int width, int lane) {
-  unsigned carry = kInvalidDisparity;
-  for (int base = 0; base < width; base += 32) {
-    int x = base + lane;
-    unsigned v = x < width ? row[x] : kInvalidDisparity;
-    unsigned atOrBelow = __ballot_sync(kFullWarp, v != kInvalidDisparity) & (0xFFFFFFFFu >> (31 - lane));
-    unsigned nearest = __shfl_sync(kFullWarp, v, atOrBelow ? 31 - __clz(atOrBelow) : 0);
-    if (!atOrBelow) nearest = carry;
-    if (x < width) scratch[x] = static_cast<uint16_t>(nearest);
-    carry = __shfl_sync(kFullWarp, nearest, 31);
-  }
-  carry = kInvalidDisparity;
-  for (int base = (width - 1) / 32 * 32; base >= 0; base -= 32) {
-    int x = base + lane;
-    unsigned v = x < width ? row[x] : kInvalidDisparity;
-    unsigned atOrAbove = __ballot_sync(kFullWarp, v != kInvalidDisparity) & (0xFFFFFFFFu << lane);
-    unsigned nearest = __shfl_sync(kFullWarp, v, atOrAbove ? __ffs(atOrAbove) - 1 : 0);
-    if (!atOrAbove) nearest = carry;
-    if (x < width && v == kInvalidDisparity)
-      row[x] = static_cast<uint16_t>(min(nearest, static_cast<unsigned>(scratch[x])));
-    carry = __shfl_sync(kFullWarp, nearest, 0);
-  }
-}
 
 // Warps of a row's block: below 256 disparities 16 rather than 8 (shorter stretches, the same
 // threads an SM); at 256, 8.
@@ -186,11 +157,10 @@ template <int D> __global__ void __launch_bounds__(kWarpsPerRow<D> * 32)
       for (int c = 1; c < kPixels; ++c)
         if (lane == c) mySecond = second[c];
       const int x = x0 + lane;
-      const bool unique = p.uniqueness <= 0 || mySecond * (100 - p.uniqueness) >= bestSum * 100;
-      const int offset = refine ? subpixelOffset(left, bestSum, right) : 0;
-      out[x] = unique ? static_cast<uint16_t>(((bestD + p.minDisparity) << kSubpixelBits) + offset) : kInvalidDisparity;
-      leftBest[x] = unique ? static_cast<uint16_t>(bestD) : kInvalidDisparity;
-      if (conf) conf[x] = unique ? confidenceOf(bestSum, mySecond) : 0;
+      const PixelWinner w = winnerOf<D>(p, bestSum, bestD, mySecond, left, right);
+      out[x] = w.disparity;
+      leftBest[x] = w.d;
+      if (conf) conf[x] = w.confidence;
     }
     // Zeros for the next frame's aggregation, once the round is done: cheaper than a memset pass.
     if (!costsInVolume(D) && clear) {

@@ -16,6 +16,8 @@ struct SgmCuda::Buffers {
   SweepPlan sweeps;  // bands == 0: every direction by the aggregation's walkers
   DeviceBuffer<uint8_t> handoff;
   DeviceBuffer<unsigned> flags;
+  DeviceBuffer<uint2> records;      // with the sweeps: the rows' winner's, a pixel each
+  DeviceBuffer<uint8_t> rightBest;  // and the right image's best d a pixel
   unsigned frames = 0;
   // The winner-takes-all leaves it so where the aggregation adds to zeros; a frame cut short does not.
   bool volumeZero = false;
@@ -35,6 +37,8 @@ SgmCuda::SgmCuda(const SgmParams& p, int width, int height)
     buffers_->handoff = DeviceBuffer<uint8_t>(buffers_->sweeps.handoffBytes);
     buffers_->flags = DeviceBuffer<unsigned>(buffers_->sweeps.flags);
     PP_CUDA_CHECK(cudaMemset(buffers_->flags.get(), 0, buffers_->flags.bytes()));
+    buffers_->records = DeviceBuffer<uint2>(pixels);
+    buffers_->rightBest = DeviceBuffer<uint8_t>(pixels);
   }
 }
 
@@ -42,14 +46,15 @@ SgmCuda::~SgmCuda() = default;
 
 size_t SgmCuda::deviceBytes() const {
   return buffers_->censusLeft.bytes() + buffers_->censusRight.bytes() + buffers_->volume.bytes() +
-         buffers_->handoff.bytes() + buffers_->flags.bytes() + (buffers_->raw.empty() ? 0 : buffers_->raw.bytes());
+         buffers_->handoff.bytes() + buffers_->flags.bytes() + buffers_->records.bytes() + buffers_->rightBest.bytes() +
+         (buffers_->raw.empty() ? 0 : buffers_->raw.bytes());
 }
 
 void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, Image* confidence, StreamHandle stream) {
   if (left.width() != width_ || left.height() != height_ || right.width() != width_ || right.height() != height_)
     throw std::invalid_argument("stereo_sgm: images must be " + std::to_string(width_) + "x" + std::to_string(height_));
   // The memset before the census, so that the kernels from the census on follow each other
-  // directly (see launchCensus). With the sweeps the rows' pass stores the first sums: no zeros.
+  // directly (see launchCensus). With the sweeps the walk from the left stores the first sums: no zeros.
   const SweepPlan& sweeps = buffers_->sweeps;
   const bool addsToZeros = !costsInVolume(p_.disparities) && sweeps.bands == 0;
   if (addsToZeros && !buffers_->volumeZero)
@@ -63,16 +68,19 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
                buffers_->censusRight.get(),
                left.view<uint8_t>(),
                buffers_->volume.get()};
-  if (costsInVolume(p_.disparities)) launchMatchingCost(p_, b, stream);
-  launchPathAggregation(p_, b, stream, sweeps.bands > 0);
-  if (sweeps.bands > 0) {
-    const unsigned epoch = 1 + buffers_->frames++ % 65535;
-    launchSweeps(p_, b, sweeps, SweepBuffers{buffers_->handoff.get(), buffers_->flags.get(), epoch}, stream);
-  }
   Image& raw = p_.median ? buffers_->raw : disparity;
   ImageView<uint8_t> conf = confidence ? confidence->view<uint8_t>() : ImageView<uint8_t>{};
-  launchWinnerTakesAll(p_, b, raw.view<uint16_t>(), conf, stream, addsToZeros);
-  buffers_->volumeZero = addsToZeros;
+  if (sweeps.bands > 0) {
+    launchRowsFromLeft(p_, b, stream);
+    const unsigned epoch = 1 + buffers_->frames++ % 65535;
+    launchSweeps(p_, b, sweeps, SweepBuffers{buffers_->handoff.get(), buffers_->flags.get(), epoch}, stream);
+    launchRowsFromRight(p_, b, buffers_->records.get(), buffers_->rightBest.get(), raw.view<uint16_t>(), conf, stream);
+  } else {
+    if (costsInVolume(p_.disparities)) launchMatchingCost(p_, b, stream);
+    launchPathAggregation(p_, b, stream);
+    launchWinnerTakesAll(p_, b, raw.view<uint16_t>(), conf, stream, addsToZeros);
+    buffers_->volumeZero = addsToZeros;
+  }
   if (p_.median) launchDisparityMedian(raw.view<uint16_t>(), disparity.view<uint16_t>(), stream);
 }
 

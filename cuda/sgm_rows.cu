@@ -1,0 +1,346 @@
+// The two directions along the rows where the sweeps (cuda/sgm_sweep.cu) take the other six, and the
+// winner: a walker of 16 disparities a lane a row, as the aggregation's (cuda/sgm_path_aggregation.cu).
+// The walk from the left goes first and stores each pixel's path costs as its sums, so the volume
+// need not be zero; the sweeps add theirs; the walk from the right then reads the sums a step
+// ahead, adds its own path costs in registers and takes each pixel's winner there. So the volume is
+// stored once, added to by the two sweeps, and read once, with no winner-takes-all pass.
+//
+// The winner as the walk from the right goes (the rules of cuda/sgm_types.hpp, as
+// cuda/sgm_winner_takes_all.cu takes them): each match's (sum << 8 | d) by one permute; the pixel's
+// best, the lowest sum outside the best's window and the sums beside the best by reductions over the
+// walker's lanes, left in a record a pixel; the right image's best per column as a running minimum
+// in registers, each disparity's slot moving a disparity a step (a column's last candidate, at d = 0,
+// is the step's column), written out as the column completes. When a block's walks are done its
+// warps finish its rows from the records: the pixel's disparity, the left-right check and the fill.
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "cuda/dependent_launch.cuh"
+#include "cuda/sgm.cuh"
+#include "cuda/sgm_path.cuh"
+#include "cuda/sgm_winner.cuh"
+#include "cuda/shared_memory.cuh"
+
+namespace pp::stereo {
+
+namespace {
+
+constexpr int kWarpsPerBlock = 4;
+constexpr int kRun = 4, kRuns = 4;  // a lane's 16 disparities: four runs of four
+
+template <int D> struct RowWalkers {
+  static constexpr int kLanes = D / (kRun * kRuns);  // a walker's
+  static constexpr int kPerWarp = 32 / kLanes;
+  static constexpr int kRowsPerBlock = kWarpsPerBlock * kPerWarp;
+  static constexpr int kRunStride = D / kRuns;
+};
+
+constexpr uint32_t kNoMatch = 0xFFFFFFFFu;  // a right-image column's best before any candidate
+constexpr uint8_t kNoRightMatch = 0xFF;     // its d where it has none (d < 255 below 256 disparities)
+
+// What the walk from the right leaves a pixel: (sum << 8 | d) of its best in x's bits 0-18 and the
+// lowest sum more than one disparity from it in bits 19-29; the sums at d - 1 and d + 1 in y's halves.
+struct Record {
+  int bestSum, bestD, second, below, above;
+  __device__ explicit Record(uint2 r)
+      : bestSum(r.x >> 8 & 0x7FF), bestD(r.x & 0xFF), second(r.x >> 19), below(r.y & 0xFFFF), above(r.y >> 16) {}
+};
+
+// prmt with its sign-replicating selectors, which __byte_perm leaves out.
+__device__ __forceinline__ uint32_t permute(uint32_t a, uint32_t b, uint32_t selector) {
+  uint32_t r;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(selector));
+  return r;
+}
+
+// One pixel's winner from its sums `total` (lane part's run q: disparities d and d + 1 of
+// q * kRunStride + part * kRun + 2j, less minDisparity, in total[q][j]'s halves): the walker's first
+// lane gets its record. Each match's key goes into `right`, the running minimum of the right-image
+// column it matches (see the file's comment).
+template <int D> __device__ __forceinline__ uint2 takeWinner(const uint32_t (&total)[kRuns][2],
+                                                             const WalkerLane<RowWalkers<D>::kLanes>& place,
+                                                             uint32_t (&right)[kRuns * kRun]) {
+  using W = RowWalkers<D>;
+  constexpr int kStride = W::kRunStride;
+  const int firstD = place.part * kRun;
+  // Each match's (sum << 8 | d): d from a word of the run's four d, the sum's two bytes, and a zero
+  // byte as the sign of the sum's high one (a sum is below 2^11).
+  const uint32_t runD = firstD * 0x01010101u + 0x03020100u;
+  uint32_t key[kRuns][kRun];
+#pragma unroll
+  for (int q = 0; q < kRuns; ++q)
+#pragma unroll
+    for (int k = 0; k < kRun; ++k) {
+      constexpr int kByte[2] = {0, 2};
+      const int low = kByte[k % 2];
+      key[q][k] = permute(total[q][k / 2], runD + q * kStride * 0x01010101u,
+                          (4 + k) | low << 4 | (low + 1) << 8 | (8 + low + 1) << 12);
+      right[q * kRun + k] = min(right[q * kRun + k], key[q][k]);
+    }
+  uint32_t least = key[0][0];
+#pragma unroll
+  for (int q = 0; q < kRuns; ++q)
+#pragma unroll
+    for (int k = 0; k < kRun; ++k) least = min(least, key[q][k]);
+  const uint32_t best = walkerMin<W::kLanes, false>(static_cast<int>(least));
+  const int bestD = static_cast<int>(best & 0xFF);
+  // The lowest sum outside bestD - 1 .. bestD + 1: in this lane's offsets from firstD, r .. r + 2.
+  const int r = bestD - 1 - firstD;
+  uint32_t outside = 0xFFFFFFFFu;
+#pragma unroll
+  for (int q = 0; q < kRuns; ++q)
+#pragma unroll
+    for (int k = 0; k < kRun; ++k) {
+      const int offset = q * kStride + k;
+      outside = offset - 2 <= r && r <= offset ? outside : min(outside, key[q][k]);
+    }
+  const uint32_t second = static_cast<uint32_t>(walkerMin<W::kLanes, false>(static_cast<int>(outside))) >> 8;
+  // The sum at disparity d, from the lane that holds it: its word picked by selects (no indexing
+  // into registers), then its half.
+  auto sumAt = [&](int d) {
+    const int q = d / kStride, k = d % kRun;
+    uint32_t ofHalf[kRuns];
+#pragma unroll
+    for (int run = 0; run < kRuns; ++run) ofHalf[run] = k & 2 ? total[run][1] : total[run][0];
+    static_assert(kRuns == 4, "a run picked by two selects");
+    const uint32_t word = q & 2 ? (q & 1 ? ofHalf[3] : ofHalf[2]) : (q & 1 ? ofHalf[1] : ofHalf[0]);
+    const uint32_t mine = (k & 1 ? word >> 16 : word) & 0xFFFFu;
+    return static_cast<uint32_t>(__shfl_sync(kFullWarp, mine, d % kStride / kRun, W::kLanes));
+  };
+  const uint32_t below = sumAt(max(bestD - 1, 0)), above = sumAt(min(bestD + 1, D - 1));
+  return make_uint2(best | second << 19, below | above << 16);
+}
+
+// Where the walk from the right leaves its results: a record a pixel and the right image's best d
+// a column (kNoRightMatch where none), width x height each.
+struct RowWinnerBuffers {
+  uint2* records;
+  uint8_t* rightBest;
+};
+
+// A walker of row y in direction kDx. Walking right it stores its path costs as the pixels' sums;
+// walking left it adds them to the sums read a step ahead and takes the winner (kWinner). A spare
+// walker (`spare`, past the last row) walks the last row again and writes nothing. Its steps go in
+// two phases (some of a column's matches left of the right image or none), each a loop of one step
+// with no branch, so that the scheduler can overlap a step's independent work. A step's right codes
+// are those of the step before shifted a disparity, one entering (see moveRowCodes), loaded a step
+// ahead with its left code and P2 (kAdaptive: SgmParams::p2Adaptive).
+template <int D, int kDx, bool kAdaptive>
+__device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b, int y, bool spare,
+                                        const RowWinnerBuffers& w) {
+  using W = RowWalkers<D>;
+  constexpr bool kWinner = kDx < 0;
+  constexpr int kRunStride = W::kRunStride;
+  constexpr bool kPairs = kPairedCosts;
+  constexpr int kWords = kPairs ? 2 : kRun;  // a run's path costs: pairs, or one a register
+  const WalkerLane<W::kLanes> place(threadIdx.x % 32);
+  const int part = place.part, firstD = part * kRun + p.minDisparity, width = b.width;
+  const uint32_t* leftCodes = b.censusLeft + static_cast<size_t>(y) * width;
+  const uint32_t* rightCodes = b.censusRight + static_cast<size_t>(y) * width;
+  const uint8_t* intensity = b.left.row(y);
+  uint16_t* sums = b.volume + static_cast<size_t>(y) * width * D + part * kRun;
+  auto xOf = [&](int s) { return kDx > 0 ? s : width - 1 - s; };
+
+  // The right codes of this lane's disparities at the step's column: run q's i-th in right[q * kRun + i].
+  uint32_t right[kRuns * kRun];
+  {
+    const int room = xOf(0) - firstD;
+#pragma unroll
+    for (int q = 0; q < kRuns; ++q)
+#pragma unroll
+      for (int i = 0; i < kRun; ++i) right[q * kRun + i] = __ldg(rightCodes + max(room - (q * kRunStride + i), 0));
+  }
+  // What step s loads: its left code, the right code entering its disparities (the lowest one's walking
+  // right, the highest one's walking left; below column 0 a match outside, which the step ignores), its
+  // P2 (0 where the line starts) and, taking the winner, the sums. Steps past the line load its last column's.
+  struct Ahead {
+    uint32_t centre, enters;
+    int p2;
+    uint2 sums[kWinner ? kRuns : 1];
+  };
+  auto load = [&](int s) {
+    const int x = xOf(min(s, width - 1));
+    Ahead a;
+    a.centre = __ldg(leftCodes + x);
+    a.enters = __ldg(rightCodes + max(x - p.minDisparity - (kDx > 0 ? 0 : D - 1), 0));
+    a.p2 = s == 0      ? 0
+           : kAdaptive ? adaptiveP2(p, abs(static_cast<int>(intensity[x]) - static_cast<int>(intensity[x - kDx])))
+                       : p.p2;
+    if constexpr (kWinner) {
+#pragma unroll
+      for (int q = 0; q < kRuns; ++q) a.sums[q] = __ldcs(reinterpret_cast<const uint2*>(sums + x * D + q * kRunStride));
+    }
+    return a;
+  };
+  Ahead now = load(0);
+  uint32_t prev[kRuns][kWords] = {};
+  int minPrev = 0;  // with the first step's P2 of 0: the path cost is the matching cost
+  // Walking left: the running minimum of the right-image column each of the lane's disparities
+  // matches (run q's i-th at q * kRun + i), and the sums of the step before (`pending`, whose winner
+  // each step takes beside its own recursion, so that the two overlap; before the first step, sums
+  // above any real one).
+  uint32_t rightBest[kWinner ? kRuns * kRun : 1], pending[kWinner ? kRuns : 1][2];
+#pragma unroll
+  for (uint32_t& v : rightBest) v = kNoMatch;
+#pragma unroll
+  for (auto& run : pending) run[0] = run[1] = 0xFFFFFFFFu;
+  uint2* records = w.records + static_cast<size_t>(y) * width;
+  uint8_t* rightRow = w.rightBest + static_cast<size_t>(y) * width;
+
+  auto step = [&](int s, auto testsConstant) {
+    constexpr bool kTests = decltype(testsConstant)::value;
+    const Ahead ahead = load(s + 1);
+    const int x = xOf(s), room = x - firstD;
+    uint32_t cost[kRuns][kWords];
+#pragma unroll
+    for (int q = 0; q < kRuns; ++q) {
+      uint32_t each[kRun];
+#pragma unroll
+      for (int i = 0; i < kRun; ++i) {
+        each[i] = __popc(now.centre ^ right[q * kRun + i]);
+        if constexpr (kTests) each[i] = room >= q * kRunStride + i ? each[i] : kOutsideCost;
+      }
+#pragma unroll
+      for (int j = 0; j < kWords; ++j)
+        cost[q][j] = kPairs ? __byte_perm(each[2 * j], each[2 * j + 1], 0x5410) : each[j];
+    }
+    uint32_t next[kRuns][kWords];
+    minPrev = pathStep<kPairs, W::kLanes, kRuns>(prev, cost, place, p.p1, minPrev, now.p2, next);
+    // The run's path costs as the volume's pair words (below 2^16 each).
+    uint32_t words[kRuns][2];
+#pragma unroll
+    for (int q = 0; q < kRuns; ++q) {
+      words[q][0] = kPairs ? next[q][0] : __byte_perm(next[q][0], next[q][1], 0x5410);
+      words[q][1] = kPairs ? next[q][1] : __byte_perm(next[q][2], next[q][3], 0x5410);
+#pragma unroll
+      for (int j = 0; j < kWords; ++j) prev[q][j] = next[q][j];
+    }
+    if constexpr (kWinner) {
+      // Column x + 1's winner, and column x + 1 - minDisparity has had its last candidate (d = 0, the
+      // first lane's first): out, and each slot on to the column a disparity lower.
+      // (The first step's, of no column, goes to the last column's record, which the next step
+      // overwrites, and to a column no check reads.) The walker's lanes store the record alike.
+      const uint2 record = takeWinner<D>(pending, place, rightBest);
+      const int column = min(x + 1, width - 1) - p.minDisparity;
+      if (!spare) records[min(x + 1, width - 1)] = record;
+      if (!spare && part == 0 && column >= 0) rightRow[column] = static_cast<uint8_t>(rightBest[0]);
+      moveRowCodes<kRuns, kRun>(rightBest, false, place, kNoMatch);
+#pragma unroll
+      for (int q = 0; q < kRuns; ++q)
+        pending[q][0] = now.sums[q].x + words[q][0], pending[q][1] = now.sums[q].y + words[q][1];
+    } else if (!spare) {
+#pragma unroll
+      for (int q = 0; q < kRuns; ++q)
+        __stcg(reinterpret_cast<uint2*>(sums + x * D + q * kRunStride), make_uint2(words[q][0], words[q][1]));
+    }
+    moveRowCodes<kRuns, kRun>(right, kDx > 0, place, ahead.enters);
+    now = ahead;
+  };
+  auto walk = [&](int from, int to, auto testsConstant) {
+    for (int s = from; s < to; ++s) step(s, testsConstant);
+  };
+  // The steps whose column has a match left of the right image (x < minDisparity + D - 1) apart.
+  const int edge = min(p.minDisparity + D - 1, width);
+  if constexpr (kDx > 0) {
+    walk(0, edge, std::true_type{});
+    walk(edge, width, std::false_type{});
+  } else {  // a step past the line's end for the last column's winner
+    walk(0, width - edge, std::false_type{});
+    walk(width - edge, width + 1, std::true_type{});
+  }
+}
+
+// The walk from the left along every row: each pixel's path costs stored as its sums.
+template <int D, bool kAdaptive> __global__ void __launch_bounds__(kWarpsPerBlock * 32)
+    rowsFromLeft(SgmParams p, SgmBuffers b) {
+  using W = RowWalkers<D>;
+  waitForPreviousKernel();
+  const int row = blockIdx.x * W::kRowsPerBlock + threadIdx.x / W::kLanes;
+  walkRow<D, 1, kAdaptive>(p, b, min(row, b.height - 1), row >= b.height, RowWinnerBuffers{});
+}
+
+// The walk from the right along every row with the winner, then the block's rows finished: a warp
+// a row at a time, each pixel from its record, the left-right check against the right image's best
+// and the fill (rules 4 to 6), the left image's integer disparities in shared memory.
+template <int D, bool kAdaptive> __global__ void __launch_bounds__(kWarpsPerBlock * 32)
+    rowsFromRight(SgmParams p, SgmBuffers b, RowWinnerBuffers w, ImageView<uint16_t> disparity,
+                  ImageView<uint8_t> confidence) {
+  using W = RowWalkers<D>;
+  extern __shared__ uint16_t leftBest[];  // [warp][width]
+  waitForPreviousKernel();
+  const int firstRow = blockIdx.x * W::kRowsPerBlock, row = firstRow + threadIdx.x / W::kLanes;
+  walkRow<D, -1, kAdaptive>(p, b, min(row, b.height - 1), row >= b.height, w);
+  __syncthreads();  // the block's records and right-image bests written
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, width = b.width;
+  uint16_t* best = leftBest + warp * width;
+  for (int y = firstRow + warp; y < min(firstRow + W::kRowsPerBlock, b.height); y += kWarpsPerBlock) {
+    uint16_t* out = disparity.row(y);
+    uint8_t* conf = confidence.data ? confidence.row(y) : nullptr;
+    const uint2* records = w.records + static_cast<size_t>(y) * width;
+    const uint8_t* rightRow = w.rightBest + static_cast<size_t>(y) * width;
+    for (int x = lane; x < width; x += 32) {
+      const Record r(__ldcg(records + x));
+      PixelWinner px = winnerOf<D>(p, r.bestSum, r.bestD, r.second, r.below, r.above);
+      if (px.d != kInvalidDisparity && p.lrMaxDiff >= 0) {
+        const int xr = x - px.d - p.minDisparity;
+        const int match = xr >= 0 ? rightRow[xr] : kNoRightMatch;
+        if (match == kNoRightMatch || abs(match - px.d) > p.lrMaxDiff)
+          px.disparity = kInvalidDisparity, px.confidence = 0;
+      }
+      out[x] = px.disparity;
+      best[x] = px.d;
+      if (conf) conf[x] = px.confidence;
+    }
+    if (p.fill) {
+      __syncwarp();
+      fillRow(out, best, width, lane);
+    }
+  }
+}
+
+template <int D> void launch(const SgmParams& p, const SgmBuffers& b, const RowWinnerBuffers& w,
+                             ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream,
+                             bool fromLeft) {
+  if constexpr (costsInVolume(D)) {
+    throw std::invalid_argument("SGM: the rows' walks with the sweeps take census codes, not " + std::to_string(D) +
+                                " disparities");
+  } else {
+    using W = RowWalkers<D>;
+    const int blocks = (b.height + W::kRowsPerBlock - 1) / W::kRowsPerBlock;
+    if (fromLeft) {
+      launchDependent(p.p2Adaptive ? rowsFromLeft<D, true> : rowsFromLeft<D, false>, blocks, kWarpsPerBlock * 32, 0,
+                      stream, p, b);
+    } else {
+      const size_t bytes = kWarpsPerBlock * b.width * sizeof(uint16_t);
+      auto kernel = p.p2Adaptive ? rowsFromRight<D, true> : rowsFromRight<D, false>;
+      allowSharedMemory(kernel, bytes, "SGM rows' winner (a row's disparities a warp)");
+      launchDependent(kernel, blocks, kWarpsPerBlock * 32, bytes, stream, p, b, w, disparity, confidence);
+    }
+  }
+}
+
+}  // namespace
+
+void launchRowsFromLeft(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
+  switch (p.disparities) {
+    case 64: return launch<64>(p, b, {}, {}, {}, stream, true);
+    case 128: return launch<128>(p, b, {}, {}, {}, stream, true);
+    default:
+      throw std::invalid_argument("SGM rows' walks: 64 or 128 disparities, not " + std::to_string(p.disparities));
+  }
+}
+
+void launchRowsFromRight(const SgmParams& p, const SgmBuffers& b, uint2* records, uint8_t* rightBest,
+                         ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream) {
+  const RowWinnerBuffers w{records, rightBest};
+  switch (p.disparities) {
+    case 64: return launch<64>(p, b, w, disparity, confidence, stream, false);
+    case 128: return launch<128>(p, b, w, disparity, confidence, stream, false);
+    default:
+      throw std::invalid_argument("SGM rows' walks: 64 or 128 disparities, not " + std::to_string(p.disparities));
+  }
+}
+
+}  // namespace pp::stereo
