@@ -119,8 +119,12 @@ struct RowWinnerBuffers {
   uint8_t* rightBest;
 };
 
+// Whether a row's walker takes the winner: the walk from the right, which goes last. (A variable
+// template rather than a constexpr local: CUDA 11 does not take those in a lambda's if constexpr.)
+template <int kDx> constexpr bool kTakesWinner = kDx < 0;
+
 // A walker of row y in direction kDx. Walking right it stores its path costs as the pixels' sums;
-// walking left it adds them to the sums read a step ahead and takes the winner (kWinner). A spare
+// walking left it adds them to the sums read a step ahead and takes the winner (kTakesWinner). A spare
 // walker (`spare`, past the last row) walks the last row again and writes nothing. Its steps go in
 // two phases (some of a column's matches left of the right image or none), each a loop of one step
 // with no branch, so that the scheduler can overlap a step's independent work. A step's right codes
@@ -130,7 +134,6 @@ template <int D, int kDx, bool kAdaptive>
 __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b, int y, bool spare,
                                         const RowWinnerBuffers& w) {
   using W = RowWalkers<D>;
-  constexpr bool kWinner = kDx < 0;
   constexpr int kRunStride = W::kRunStride;
   constexpr bool kPairs = kPairedCosts;
   constexpr int kWords = kPairs ? 2 : kRun;  // a run's path costs: pairs, or one a register
@@ -157,7 +160,7 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
   struct Ahead {
     uint32_t centre, enters;
     int p2;
-    uint2 sums[kWinner ? kRuns : 1];
+    uint2 sums[kTakesWinner<kDx> ? kRuns : 1];
   };
   auto load = [&](int s) {
     const int x = xOf(min(s, width - 1));
@@ -167,7 +170,7 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
     a.p2 = s == 0      ? 0
            : kAdaptive ? adaptiveP2(p, abs(static_cast<int>(intensity[x]) - static_cast<int>(intensity[x - kDx])))
                        : p.p2;
-    if constexpr (kWinner) {
+    if constexpr (kTakesWinner<kDx>) {
 #pragma unroll
       for (int q = 0; q < kRuns; ++q) a.sums[q] = __ldcs(reinterpret_cast<const uint2*>(sums + x * D + q * kRunStride));
     }
@@ -180,7 +183,7 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
   // matches (run q's i-th at q * kRun + i), and the sums of the step before (`pending`, whose winner
   // each step takes beside its own recursion, so that the two overlap; before the first step, sums
   // above any real one).
-  uint32_t rightBest[kWinner ? kRuns * kRun : 1], pending[kWinner ? kRuns : 1][2];
+  uint32_t rightBest[kTakesWinner<kDx> ? kRuns * kRun : 1], pending[kTakesWinner<kDx> ? kRuns : 1][2];
 #pragma unroll
   for (uint32_t& v : rightBest) v = kNoMatch;
 #pragma unroll
@@ -216,7 +219,7 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
 #pragma unroll
       for (int j = 0; j < kWords; ++j) prev[q][j] = next[q][j];
     }
-    if constexpr (kWinner) {
+    if constexpr (kTakesWinner<kDx>) {
       // Column x + 1's winner, and column x + 1 - minDisparity has had its last candidate (d = 0, the
       // first lane's first): out, and each slot on to the column a disparity lower.
       // (The first step's, of no column, goes to the last column's record, which the next step

@@ -116,11 +116,14 @@ INSTANTIATE_TEST_SUITE_P(
                       // handoffs every 8 rows, the image's sides inside a band, rows left over.
                       Case{97, 61, 64, 8, 0, "w"}, Case{77, 33, 64, 8, 5, "wa"}, Case{65, 70, 128, 8, 0, "wlfm"},
                       Case{33, 9, 64, 8, 0, "wf"}, Case{150, 31, 128, 8, 37, "w"}, Case{40, 130, 128, 8, 0, "wa"},
-                      Case{5, 40, 64, 8, 0, "w"}, Case{1500, 41, 128, 8, 2, "wa"}, Case{1224, 3, 64, 8, 0, "w"}));
+                      Case{5, 40, 64, 8, 0, "w"}, Case{1500, 41, 128, 8, 2, "wa"}, Case{1224, 3, 64, 8, 0, "w"},
+                      // The winner the rows' walk from the right takes, without sub-pixel and uniqueness.
+                      Case{160, 50, 128, 8, 3, "wsu"}));
 
 // One matcher, several frames: each starts from zero sums (below 256 disparities the
 // winner-takes-all clears the sums it reads for the next frame; at 256 the matching-cost pass
-// rewrites every word), so each matches the CPU on its own.
+// rewrites every word; with the sweeps the rows' walk from the left stores the first sums), so
+// each matches the CPU on its own.
 TEST(CudaSgmFrames, EveryFrameOfOneMatcherMatchesTheCpu) {
   if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
   const int w = 211, h = 67;
