@@ -55,8 +55,8 @@ __device__ __forceinline__ uint32_t permute(uint32_t a, uint32_t b, uint32_t sel
 }
 
 // One pixel's winner from its sums `total` (lane part's run q: disparities d and d + 1 of
-// q * kRunStride + part * kRun + 2j, less minDisparity, in total[q][j]'s halves): the walker's first
-// lane gets its record. Each match's key goes into `right`, the running minimum of the right-image
+// q * kRunStride + part * kRun + 2j, less minDisparity, in total[q][j]'s halves): its record, the
+// walker's lanes alike. Each match's key goes into `right`, the running minimum of the right-image
 // column it matches (see the file's comment).
 template <int D> __device__ __forceinline__ uint2 takeWinner(const uint32_t (&total)[kRuns][2],
                                                              const WalkerLane<RowWalkers<D>::kLanes>& place,
@@ -119,12 +119,8 @@ struct RowWinnerBuffers {
   uint8_t* rightBest;
 };
 
-// Whether a row's walker takes the winner: the walk from the right, which goes last. (A variable
-// template rather than a constexpr local: CUDA 11 does not take those in a lambda's if constexpr.)
-template <int kDx> constexpr bool kTakesWinner = kDx < 0;
-
 // A walker of row y in direction kDx. Walking right it stores its path costs as the pixels' sums;
-// walking left it adds them to the sums read a step ahead and takes the winner (kTakesWinner). A spare
+// walking left it adds them to the sums read a step ahead and takes the winner. A spare
 // walker (`spare`, past the last row) walks the last row again and writes nothing. Its steps go in
 // two phases (some of a column's matches left of the right image or none), each a loop of one step
 // with no branch, so that the scheduler can overlap a step's independent work. A step's right codes
@@ -160,7 +156,7 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
   struct Ahead {
     uint32_t centre, enters;
     int p2;
-    uint2 sums[kTakesWinner<kDx> ? kRuns : 1];
+    uint2 sums[kRuns];
   };
   auto load = [&](int s) {
     const int x = xOf(min(s, width - 1));
@@ -170,7 +166,7 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
     a.p2 = s == 0      ? 0
            : kAdaptive ? adaptiveP2(p, abs(static_cast<int>(intensity[x]) - static_cast<int>(intensity[x - kDx])))
                        : p.p2;
-    if constexpr (kTakesWinner<kDx>) {
+    if (kDx < 0) {
 #pragma unroll
       for (int q = 0; q < kRuns; ++q) a.sums[q] = __ldcs(reinterpret_cast<const uint2*>(sums + x * D + q * kRunStride));
     }
@@ -182,8 +178,10 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
   // Walking left: the running minimum of the right-image column each of the lane's disparities
   // matches (run q's i-th at q * kRun + i), and the sums of the step before (`pending`, whose winner
   // each step takes beside its own recursion, so that the two overlap; before the first step, sums
-  // above any real one).
-  uint32_t rightBest[kTakesWinner<kDx> ? kRuns * kRun : 1], pending[kTakesWinner<kDx> ? kRuns : 1][2];
+  // above any real one). (Walking right, these and the sums loaded ahead are never read, and the
+  // compiler drops them with the winner's code: plain ifs on kDx, as CUDA 11 compiles both branches
+  // of an if constexpr in a lambda, and CUDA 11.2 takes no #pragma unroll in the one it discards.)
+  uint32_t rightBest[kRuns * kRun], pending[kRuns][2];
 #pragma unroll
   for (uint32_t& v : rightBest) v = kNoMatch;
 #pragma unroll
@@ -194,7 +192,8 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
   auto step = [&](int s, auto testsConstant) {
     constexpr bool kTests = decltype(testsConstant)::value;
     const Ahead ahead = load(s + 1);
-    const int x = xOf(s), room = x - firstD;
+    const int x = xOf(s);
+    [[maybe_unused]] const int room = x - firstD;  // (CUDA 11.2 warns where kTests is false)
     uint32_t cost[kRuns][kWords];
 #pragma unroll
     for (int q = 0; q < kRuns; ++q) {
@@ -219,11 +218,11 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
 #pragma unroll
       for (int j = 0; j < kWords; ++j) prev[q][j] = next[q][j];
     }
-    if constexpr (kTakesWinner<kDx>) {
+    if (kDx < 0) {
       // Column x + 1's winner, and column x + 1 - minDisparity has had its last candidate (d = 0, the
       // first lane's first): out, and each slot on to the column a disparity lower.
-      // (The first step's, of no column, goes to the last column's record, which the next step
-      // overwrites, and to a column no check reads.) The walker's lanes store the record alike.
+      // (The first step's, of no column, goes to the last column's record and right-image best,
+      // which the next step overwrites.) The walker's lanes store the record alike.
       const uint2 record = takeWinner<D>(pending, place, rightBest);
       const int column = min(x + 1, width - 1) - p.minDisparity;
       if (!spare) records[min(x + 1, width - 1)] = record;
@@ -303,47 +302,41 @@ template <int D, bool kAdaptive> __global__ void __launch_bounds__(kWarpsPerBloc
   }
 }
 
-template <int D> void launch(const SgmParams& p, const SgmBuffers& b, const RowWinnerBuffers& w,
-                             ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream,
-                             bool fromLeft) {
-  if constexpr (costsInVolume(D)) {
-    throw std::invalid_argument("SGM: the rows' walks with the sweeps take census codes, not " + std::to_string(D) +
-                                " disparities");
-  } else {
-    using W = RowWalkers<D>;
-    const int blocks = (b.height + W::kRowsPerBlock - 1) / W::kRowsPerBlock;
-    if (fromLeft) {
-      launchDependent(p.p2Adaptive ? rowsFromLeft<D, true> : rowsFromLeft<D, false>, blocks, kWarpsPerBlock * 32, 0,
-                      stream, p, b);
-    } else {
-      const size_t bytes = kWarpsPerBlock * b.width * sizeof(uint16_t);
-      auto kernel = p.p2Adaptive ? rowsFromRight<D, true> : rowsFromRight<D, false>;
-      allowSharedMemory(kernel, bytes, "SGM rows' winner (a row's disparities a warp)");
-      launchDependent(kernel, blocks, kWarpsPerBlock * 32, bytes, stream, p, b, w, disparity, confidence);
-    }
+// f(std::integral_constant<int, D>) for the sweeps' disparity counts (below 256, where the walkers
+// compute their matching costs from census codes).
+template <class F> void withDisparities(const SgmParams& p, F&& f) {
+  switch (p.disparities) {
+    case 64: return f(std::integral_constant<int, 64>{});
+    case 128: return f(std::integral_constant<int, 128>{});
+    default:
+      throw std::invalid_argument("SGM rows' walks: 64 or 128 disparities, not " + std::to_string(p.disparities));
   }
+}
+
+template <int D> int blocksFor(const SgmBuffers& b) {
+  return (b.height + RowWalkers<D>::kRowsPerBlock - 1) / RowWalkers<D>::kRowsPerBlock;
 }
 
 }  // namespace
 
 void launchRowsFromLeft(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
-  switch (p.disparities) {
-    case 64: return launch<64>(p, b, {}, {}, {}, stream, true);
-    case 128: return launch<128>(p, b, {}, {}, {}, stream, true);
-    default:
-      throw std::invalid_argument("SGM rows' walks: 64 or 128 disparities, not " + std::to_string(p.disparities));
-  }
+  withDisparities(p, [&](auto disparities) {
+    using Disparities = decltype(disparities);
+    launchDependent(p.p2Adaptive ? rowsFromLeft<Disparities::value, true> : rowsFromLeft<Disparities::value, false>,
+                    blocksFor<Disparities::value>(b), kWarpsPerBlock * 32, 0, stream, p, b);
+  });
 }
 
 void launchRowsFromRight(const SgmParams& p, const SgmBuffers& b, uint2* records, uint8_t* rightBest,
                          ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream) {
-  const RowWinnerBuffers w{records, rightBest};
-  switch (p.disparities) {
-    case 64: return launch<64>(p, b, w, disparity, confidence, stream, false);
-    case 128: return launch<128>(p, b, w, disparity, confidence, stream, false);
-    default:
-      throw std::invalid_argument("SGM rows' walks: 64 or 128 disparities, not " + std::to_string(p.disparities));
-  }
+  withDisparities(p, [&](auto disparities) {
+    using Disparities = decltype(disparities);
+    const size_t bytes = kWarpsPerBlock * b.width * sizeof(uint16_t);
+    auto kernel = p.p2Adaptive ? rowsFromRight<Disparities::value, true> : rowsFromRight<Disparities::value, false>;
+    allowSharedMemory(kernel, bytes, "SGM rows' winner (a row's disparities a warp)");
+    launchDependent(kernel, blocksFor<Disparities::value>(b), kWarpsPerBlock * 32, bytes, stream, p, b,
+                    RowWinnerBuffers{records, rightBest}, disparity, confidence);
+  });
 }
 
 }  // namespace pp::stereo
