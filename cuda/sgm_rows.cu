@@ -36,8 +36,8 @@ template <int D> struct RowWalkers {
   static constexpr int kRunStride = D / kRuns;
 };
 
-constexpr uint32_t kNoMatch = 0xFFFFFFFFu;  // a right-image column's best before any candidate
-constexpr uint8_t kNoRightMatch = 0xFF;     // its d where it has none (d < 255 below 256 disparities)
+// A right-image column's best d where it has no match (kNoMatch's low byte; d < 255 here).
+constexpr uint8_t kNoRightMatch = 0xFF;
 
 // What the walk from the right leaves a pixel: (sum << 8 | d) of its best in x's bits 0-18 and the
 // lowest sum more than one disparity from it in bits 19-29; the sums at d - 1 and d + 1 in y's halves.

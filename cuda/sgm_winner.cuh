@@ -6,6 +6,10 @@
 
 namespace pp::stereo {
 
+// A match as both take it, (sum << 8 | d), so that the smaller key is the smaller sum, ties to the
+// smaller d; kNoMatch is above every key (a right-image column's best before any candidate).
+constexpr uint32_t kNoMatch = 0xFFFFFFFFu;
+
 // A pixel's disparity x 16 (or kInvalidDisparity), its integer disparity less minDisparity (or
 // kInvalidDisparity) for the left-right check, and its confidence (0..255), from its best sum and
 // d, the lowest sum more than one disparity from d (`second`) and the sums at d - 1 and d + 1

@@ -12,8 +12,6 @@ namespace pp::stereo {
 
 namespace {
 
-constexpr unsigned kNoMatch = 0xFFFFFFFFu;
-
 // Warps of a row's block: below 256 disparities 16 rather than 8 (shorter stretches, the same
 // threads an SM); at 256, 8.
 template <int D> constexpr int kWarpsPerRow = D < 256 ? 16 : 8;
