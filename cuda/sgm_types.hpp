@@ -30,9 +30,9 @@ namespace pp::stereo {
 // Where the six directions from above and below of 8 paths go below 256 disparities: in two
 // sweeps of column bands (cuda/sgm_sweep.cu), a third of the volume traffic, or to the walkers with
 // the rows. `automatic` takes the sweeps where a band (an SM's share of the columns, see
-// planSweeps) is at least kSweepsBandWidth columns wide: measured (stages/stereo/PERFORMANCE.md) at
-// 1224 columns and 128 disparities, the sweeps beat the walkers by 6-13% with bands of 44 to 80
-// columns (AGX Orin's 16 SMs: 80) and lose by 3% at 40, more below.
+// planSweeps) is at least kSweepsBandWidth columns wide: at 1224 columns and 128 disparities the
+// sweeps beat the walkers down to bands of 44 columns (AGX Orin's 16 SMs: 80) and lose from 40 on
+// (measured by SM count in stages/stereo/PERFORMANCE.md).
 enum class Sweeps : uint8_t { off, on, automatic };
 constexpr int kSweepsBandWidth = 44;
 
