@@ -5,14 +5,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <regex>
+#include <string>
 
 #include "tools/benchmark/bench.hpp"
 
 #if POLARPIPE_HAS_CUDA
 #include "cuda/cuda_check.hpp"
+#include "tools/benchmark/green_context.hpp"
 #endif
 
 namespace pp::bench {
@@ -169,6 +172,14 @@ int main(int argc, char** argv) {
                  "graph/config: the pipeline config to run, its aravis sources made synthetic (the Aloe pair) and its "
                  "sinks counters")
       ->check(CLI::ExistingFile);
+  int sms = 0;
+#if POLARPIPE_HAS_CUDA
+  app.add_option("--sms", sms,
+                 "run the GPU cases on this many of the GPU's SMs (a CUDA green context; the driver may round up) with "
+                 "their launches planned for the SMs granted, as on a Jetson; not the graph cases, whose stages launch "
+                 "from threads of their own (time those under MPS: tools/jetson-projection)")
+      ->check(CLI::Range(1, 1 << 16));
+#endif
   CLI11_PARSE(app, argc, argv);
 
   Size size;
@@ -207,8 +218,32 @@ int main(int argc, char** argv) {
     }
     cases.erase(std::remove_if(cases.begin(), cases.end(), [](const Case& c) { return c.needsConfig; }), cases.end());
   }
+  if (sms > 0) {
+    if (!gpu) {
+      std::cerr << "--sms: " << pp::gpuDescription() << "\n";
+      return 2;
+    }
+    for (const auto& c : cases)
+      if (c.once) {
+        std::cerr << "--sms: " << c.name
+                  << " launches from threads of its own, which the green context does not reach\n";
+        return 2;
+      }
+  }
   std::cout << "device: " << pp::gpuDescription() << "\n";
   if (!gpu) std::cout << "no GPU: running the CPU cases only\n";
+#if POLARPIPE_HAS_CUDA
+  if (sms > 0) {
+    try {
+      sms = runOnMultiprocessors(sms);
+    } catch (const std::exception& e) {
+      std::cerr << e.what() << "\n";
+      return 1;
+    }
+    setenv("POLARPIPE_PLAN_SMS", std::to_string(sms).c_str(), 1);  // read by the launchers' plans (cuda/device.hpp)
+    std::cout << "on " << sms << " SMs (a green context)\n";
+  }
+#endif
   double copy = gpu ? copyBandwidthGBs() : 0;
   if (gpu) std::printf("device copy bandwidth: %.0f GB/s (256 MiB device to device, read + write)\n", copy);
   for (const auto& name : skipped) std::cout << name << ": left out (no --config FILE)\n";
@@ -218,8 +253,8 @@ int main(int argc, char** argv) {
                          {"size", sizeText},
                          {"cases", nlohmann::json::array()}};
 #if POLARPIPE_HAS_CUDA
-  // As this process sees them: MPS may limit them.
-  if (gpu) json["multiprocessors"] = pp::deviceAttribute(cudaDevAttrMultiProcessorCount);
+  // As this process sees them: MPS may limit them, or --sms.
+  if (gpu) json["multiprocessors"] = sms > 0 ? sms : pp::deviceAttribute(cudaDevAttrMultiProcessorCount);
 #endif
   int status = 0;
   for (const auto& c : cases) {
