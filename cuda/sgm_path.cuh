@@ -27,6 +27,14 @@ template <class T> __device__ __forceinline__ T warpMin(T v) {
 
 constexpr int kFarCost = 0x3FFF;  // beyond the disparity range: never the minimum
 
+// Adds four of a lane's path costs or sums (a run's, 16 bits each: `low` the first two, `high` the
+// last two) to four consecutive words of the volume, as one 64-bit reduction. red.global returns
+// nothing, so no warp waits for the L2; for sm_90, ptxas compiles the sweeps' atomicAdd, its result
+// unused, as an atomic that returns (ATOMG), and the next pass of their loop waits for it.
+__device__ __forceinline__ void addToVolume(uint16_t* at, uint32_t low, uint32_t high) {
+  asm volatile("red.global.add.u64 [%0], %1;" ::"l"(at), "l"(static_cast<unsigned long long>(high) << 32 | low));
+}
+
 // Whether path costs go two to a register, 16-bit halves, where pairs take fewer instructions than
 // one cost a register: sm_90's DPX instructions take the minimum of two halves, and min(a + b, c),
 // in one instruction each; sm_80 to sm_89 (Orin) take the minimum of two halves in one, min.f16x2

@@ -232,9 +232,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm<D, kLaneD
     if (adds && s < steps) {  // the window's rounds of two may take a step past the line
       uint16_t* at = words(x, y + s * dy);
 #pragma unroll
-      for (int q = 0; q < kRuns; ++q)
-        atomicAdd(reinterpret_cast<unsigned long long*>(at + q * kRunStride),
-                  static_cast<unsigned long long>(sums[q][1]) << 32 | sums[q][0]);
+      for (int q = 0; q < kRuns; ++q) addToVolume(at + q * kRunStride, sums[q][0], sums[q][1]);
     }
     x = next(x);
   };

@@ -260,8 +260,7 @@ template <int D> __global__ void __launch_bounds__(kThreads, kMinBlocks) sweep(S
           for (int q = 0; q < kRuns; ++q) {
             const uint32_t low = kPairedCosts ? sum[q][0] : sum[q][0] | sum[q][1] << 16,
                            high = kPairedCosts ? sum[q][1] : sum[q][2] | sum[q][3] << 16;
-            atomicAdd(reinterpret_cast<unsigned long long*>(at + q * L::kRunStride),
-                      static_cast<unsigned long long>(high) << 32 | low);
+            addToVolume(at + q * L::kRunStride, low, high);
           }
         }
       }
