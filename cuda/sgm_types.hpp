@@ -31,10 +31,10 @@ namespace pp::stereo {
 // sweeps of column bands (cuda/sgm_sweep.cu), a third of the volume traffic, or to the walkers with
 // the rows. `automatic` takes the sweeps where a band (an SM's share of the columns, see
 // planSweeps) is at least kSweepsBandWidth columns wide: at 1224 columns and 128 disparities the
-// sweeps beat the walkers down to bands of 44 columns (AGX Orin's 16 SMs: 80) and lose from 40 on
+// sweeps beat the walkers down to bands of 40 columns (AGX Orin's 16 SMs: 80) and lose at 32
 // (measured by SM count in stages/stereo/PERFORMANCE.md).
 enum class Sweeps : uint8_t { off, on, automatic };
-constexpr int kSweepsBandWidth = 44;
+constexpr int kSweepsBandWidth = 36;
 
 struct SgmParams {
   int disparities = 128;  // 64, 128 or 256
