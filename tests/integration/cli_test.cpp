@@ -158,6 +158,35 @@ TEST(Bench, ListsCasesAndRunsTheCpuOnesWithoutAGpu) {
   EXPECT_NE(slurp(among.out).find("graph/config: left out (no --config FILE)"), std::string::npos) << slurp(among.out);
 }
 
+// --sms N: on a GPU the cases run on N of its SMs (or the few more the driver grants) and say how
+// many; the graph cases, whose stages launch from threads of their own, and a machine without a
+// GPU get a clear error.
+TEST(Bench, SmsRunsTheCasesOnThatManySmsOrSaysWhyNot) {
+  test::TempDir dir;
+  std::string bench = (test::binaryDir() / "bin/polarpipe_bench").string();
+  if (!gpuAvailable()) {
+    Child run = spawn({bench, "--sms", "16", "--case", "stereo/sgm-half-d128-p8-sweeps"}, dir);
+    EXPECT_EQ(waitFor(run, std::chrono::seconds(10)), 2);
+    EXPECT_NE(slurp(run.err).find("--sms: " + gpuDescription()), std::string::npos) << slurp(run.err);
+    return;
+  }
+  Child run = spawn({bench, "--sms", "8", "--case", "stereo/sgm-half-d128-p8-sweeps", "--size", "512x256",
+                     "--iterations", "5", "--json", dir / "b.json"},
+                    dir);
+  ASSERT_EQ(waitFor(run, std::chrono::seconds(120)), 0) << slurp(run.err);
+  const std::string out = slurp(run.out), json = slurp(dir / "b.json");
+  const size_t on = out.find("\non ");
+  ASSERT_NE(on, std::string::npos) << out;
+  const int granted = std::stoi(out.substr(on + 4));
+  EXPECT_GE(granted, 8) << out;
+  EXPECT_NE(out.find(" SMs (a green context)"), std::string::npos) << out;
+  EXPECT_NE(json.find("\"multiprocessors\": " + std::to_string(granted) + ","), std::string::npos) << json;
+  EXPECT_NE(out.find("stereo/sgm-half-d128-p8-sweeps"), std::string::npos) << out;
+  Child graph = spawn({bench, "--sms", "8", "--case", "graph/stereo-2448x2048-p8"}, dir);
+  EXPECT_EQ(waitFor(graph, std::chrono::seconds(10)), 2);
+  EXPECT_NE(slurp(graph.err).find("which the green context does not reach"), std::string::npos) << slurp(graph.err);
+}
+
 }  // namespace
 }  // namespace pp
 

@@ -173,13 +173,11 @@ int main(int argc, char** argv) {
                  "sinks counters")
       ->check(CLI::ExistingFile);
   int sms = 0;
-#if POLARPIPE_HAS_CUDA
   app.add_option("--sms", sms,
                  "run the GPU cases on this many of the GPU's SMs (a CUDA green context; the driver may round up) with "
                  "their launches planned for the SMs granted, as on a Jetson; not the graph cases, whose stages launch "
                  "from threads of their own (time those under MPS: tools/jetson-projection)")
       ->check(CLI::Range(1, 1 << 16));
-#endif
   CLI11_PARSE(app, argc, argv);
 
   Size size;
