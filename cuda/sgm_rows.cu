@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "cuda/dependent_launch.cuh"
+#include "cuda/device.hpp"
 #include "cuda/sgm.cuh"
 #include "cuda/sgm_path.cuh"
 #include "cuda/sgm_winner.cuh"
@@ -27,9 +28,12 @@ namespace pp::stereo {
 namespace {
 
 constexpr int kWarpsPerBlock = 4;
-constexpr int kRun = 4, kRuns = 4;  // a lane's 16 disparities: four runs of four
+constexpr int kRun = 4;  // a lane's disparities: kRuns runs of four
 
-template <int D> struct RowWalkers {
+// A row's walker: kRuns runs of four disparities a lane (four: the fewest instructions a step; one:
+// four times the lanes, so four times the warps, each step's chain a quarter as long, for GPUs with
+// more SMs than the rows' narrow walkers keep busy; see rowRunsFor).
+template <int D, int kRuns> struct RowWalkers {
   static constexpr int kLanes = D / (kRun * kRuns);  // a walker's
   static constexpr int kPerWarp = 32 / kLanes;
   static constexpr int kRowsPerBlock = kWarpsPerBlock * kPerWarp;
@@ -54,14 +58,21 @@ __device__ __forceinline__ uint32_t permute(uint32_t a, uint32_t b, uint32_t sel
   return r;
 }
 
+// Run q of a lane's runs, by selects (no indexing into registers).
+__device__ __forceinline__ uint32_t pickRun(const uint32_t (&runs)[4], int q) {
+  return q & 2 ? (q & 1 ? runs[3] : runs[2]) : (q & 1 ? runs[1] : runs[0]);
+}
+__device__ __forceinline__ uint32_t pickRun(const uint32_t (&runs)[1], int) { return runs[0]; }
+
 // One pixel's winner from its sums `total` (lane part's run q: disparities d and d + 1 of
 // q * kRunStride + part * kRun + 2j, less minDisparity, in total[q][j]'s halves): its record, the
 // walker's lanes alike. Each match's key goes into `right`, the running minimum of the right-image
 // column it matches (see the file's comment).
-template <int D> __device__ __forceinline__ uint2 takeWinner(const uint32_t (&total)[kRuns][2],
-                                                             const WalkerLane<RowWalkers<D>::kLanes>& place,
-                                                             uint32_t (&right)[kRuns * kRun]) {
-  using W = RowWalkers<D>;
+template <int D, int kRuns>
+__device__ __forceinline__ uint2 takeWinner(const uint32_t (&total)[kRuns][2],
+                                            const WalkerLane<RowWalkers<D, kRuns>::kLanes>& place,
+                                            uint32_t (&right)[kRuns * kRun]) {
+  using W = RowWalkers<D, kRuns>;
   constexpr int kStride = W::kRunStride;
   const int firstD = place.part * kRun;
   // Each match's (sum << 8 | d): d from a word of the run's four d, the sum's two bytes, and a zero
@@ -103,8 +114,7 @@ template <int D> __device__ __forceinline__ uint2 takeWinner(const uint32_t (&to
     uint32_t ofHalf[kRuns];
 #pragma unroll
     for (int run = 0; run < kRuns; ++run) ofHalf[run] = k & 2 ? total[run][1] : total[run][0];
-    static_assert(kRuns == 4, "a run picked by two selects");
-    const uint32_t word = q & 2 ? (q & 1 ? ofHalf[3] : ofHalf[2]) : (q & 1 ? ofHalf[1] : ofHalf[0]);
+    const uint32_t word = pickRun(ofHalf, q);
     const uint32_t mine = (k & 1 ? word >> 16 : word) & 0xFFFFu;
     return static_cast<uint32_t>(__shfl_sync(kFullWarp, mine, d % kStride / kRun, W::kLanes));
   };
@@ -126,10 +136,10 @@ struct RowWinnerBuffers {
 // with no branch, so that the scheduler can overlap a step's independent work. A step's right codes
 // are those of the step before shifted a disparity, one entering (see moveRowCodes), loaded a step
 // ahead with its left code and P2 (kAdaptive: SgmParams::p2Adaptive).
-template <int D, int kDx, bool kAdaptive>
+template <int D, int kRuns, int kDx, bool kAdaptive>
 __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b, int y, bool spare,
                                         const RowWinnerBuffers& w) {
-  using W = RowWalkers<D>;
+  using W = RowWalkers<D, kRuns>;
   constexpr int kRunStride = W::kRunStride;
   constexpr bool kPairs = kPairedCosts;
   constexpr int kWords = kPairs ? 2 : kRun;  // a run's path costs: pairs, or one a register
@@ -223,7 +233,7 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
       // first lane's first): out, and each slot on to the column a disparity lower.
       // (The first step's, of no column, goes to the last column's record and right-image best,
       // which the next step overwrites.) The walker's lanes store the record alike.
-      const uint2 record = takeWinner<D>(pending, place, rightBest);
+      const uint2 record = takeWinner<D, kRuns>(pending, place, rightBest);
       const int column = min(x + 1, width - 1) - p.minDisparity;
       if (!spare) records[min(x + 1, width - 1)] = record;
       if (!spare && part == 0 && column >= 0) rightRow[column] = static_cast<uint8_t>(rightBest[0]);
@@ -254,25 +264,25 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
 }
 
 // The walk from the left along every row: each pixel's path costs stored as its sums.
-template <int D, bool kAdaptive> __global__ void __launch_bounds__(kWarpsPerBlock * 32)
+template <int D, int kRuns, bool kAdaptive> __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     rowsFromLeft(SgmParams p, SgmBuffers b) {
-  using W = RowWalkers<D>;
+  using W = RowWalkers<D, kRuns>;
   waitForPreviousKernel();
   const int row = blockIdx.x * W::kRowsPerBlock + threadIdx.x / W::kLanes;
-  walkRow<D, 1, kAdaptive>(p, b, min(row, b.height - 1), row >= b.height, RowWinnerBuffers{});
+  walkRow<D, kRuns, 1, kAdaptive>(p, b, min(row, b.height - 1), row >= b.height, RowWinnerBuffers{});
 }
 
 // The walk from the right along every row with the winner, then the block's rows finished: a warp
 // a row at a time, each pixel from its record, the left-right check against the right image's best
 // and the fill (rules 4 to 6), the left image's integer disparities in shared memory.
-template <int D, bool kAdaptive> __global__ void __launch_bounds__(kWarpsPerBlock * 32)
+template <int D, int kRuns, bool kAdaptive> __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     rowsFromRight(SgmParams p, SgmBuffers b, RowWinnerBuffers w, ImageView<uint16_t> disparity,
                   ImageView<uint8_t> confidence) {
-  using W = RowWalkers<D>;
+  using W = RowWalkers<D, kRuns>;
   extern __shared__ uint16_t leftBest[];  // [warp][width]
   waitForPreviousKernel();
   const int firstRow = blockIdx.x * W::kRowsPerBlock, row = firstRow + threadIdx.x / W::kLanes;
-  walkRow<D, -1, kAdaptive>(p, b, min(row, b.height - 1), row >= b.height, w);
+  walkRow<D, kRuns, -1, kAdaptive>(p, b, min(row, b.height - 1), row >= b.height, w);
   __syncthreads();  // the block's records and right-image bests written
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, width = b.width;
@@ -313,29 +323,43 @@ template <class F> void withDisparities(const SgmParams& p, F&& f) {
   }
 }
 
-template <int D> int blocksFor(const SgmBuffers& b) {
-  return (b.height + RowWalkers<D>::kRowsPerBlock - 1) / RowWalkers<D>::kRowsPerBlock;
+template <int D, int kRuns> int blocksFor(const SgmBuffers& b) {
+  return (b.height + RowWalkers<D, kRuns>::kRowsPerBlock - 1) / RowWalkers<D, kRuns>::kRowsPerBlock;
+}
+
+// f(std::integral_constant<int, kRuns>) for the rows' walkers: the narrow ones (four runs a lane)
+// where their warps give every SM's schedulers one each at least, else the wide ones (one run).
+template <int D, class F> void withRowRuns(const SgmBuffers& b, F&& f) {
+  const int narrowWarps = b.height * RowWalkers<D, 4>::kLanes / 32;
+  if (narrowWarps >= 4 * plannedMultiprocessors()) return f(std::integral_constant<int, 4>{});
+  return f(std::integral_constant<int, 1>{});
 }
 
 }  // namespace
 
 void launchRowsFromLeft(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
   withDisparities(p, [&](auto disparities) {
-    using Disparities = decltype(disparities);
-    launchDependent(p.p2Adaptive ? rowsFromLeft<Disparities::value, true> : rowsFromLeft<Disparities::value, false>,
-                    blocksFor<Disparities::value>(b), kWarpsPerBlock * 32, 0, stream, p, b);
+    constexpr int D = decltype(disparities)::value;
+    withRowRuns<D>(b, [&](auto runs) {
+      constexpr int kRuns = decltype(runs)::value;
+      launchDependent(p.p2Adaptive ? rowsFromLeft<D, kRuns, true> : rowsFromLeft<D, kRuns, false>,
+                      blocksFor<D, kRuns>(b), kWarpsPerBlock * 32, 0, stream, p, b);
+    });
   });
 }
 
 void launchRowsFromRight(const SgmParams& p, const SgmBuffers& b, uint2* records, uint8_t* rightBest,
                          ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream) {
   withDisparities(p, [&](auto disparities) {
-    using Disparities = decltype(disparities);
-    const size_t bytes = kWarpsPerBlock * b.width * sizeof(uint16_t);
-    auto kernel = p.p2Adaptive ? rowsFromRight<Disparities::value, true> : rowsFromRight<Disparities::value, false>;
-    allowSharedMemory(kernel, bytes, "SGM rows' winner (a row's disparities a warp)");
-    launchDependent(kernel, blocksFor<Disparities::value>(b), kWarpsPerBlock * 32, bytes, stream, p, b,
-                    RowWinnerBuffers{records, rightBest}, disparity, confidence);
+    constexpr int D = decltype(disparities)::value;
+    withRowRuns<D>(b, [&](auto runs) {
+      constexpr int kRuns = decltype(runs)::value;
+      const size_t bytes = kWarpsPerBlock * b.width * sizeof(uint16_t);
+      auto kernel = p.p2Adaptive ? rowsFromRight<D, kRuns, true> : rowsFromRight<D, kRuns, false>;
+      allowSharedMemory(kernel, bytes, "SGM rows' winner (a row's disparities a warp)");
+      launchDependent(kernel, blocksFor<D, kRuns>(b), kWarpsPerBlock * 32, bytes, stream, p, b,
+                      RowWinnerBuffers{records, rightBest}, disparity, confidence);
+    });
   });
 }
 
