@@ -1,5 +1,6 @@
 // The two directions along the rows where the sweeps (cuda/sgm_sweep.cu) take the other six, and the
-// winner: a walker of 16 disparities a lane a row, as the aggregation's (cuda/sgm_path_aggregation.cu).
+// winner: a walker a row, of 16 disparities a lane as the aggregation's (cuda/sgm_path_aggregation.cu),
+// or of 4 where the GPU has more SMs than such walkers keep busy (withRowRuns).
 // The walk from the left goes first and stores each pixel's path costs as its sums, so the volume
 // need not be zero; the sweeps add theirs; the walk from the right then reads the sums a step
 // ahead, adds its own path costs in registers and takes each pixel's winner there. So the volume is
@@ -32,7 +33,7 @@ constexpr int kRun = 4;  // a lane's disparities: kRuns runs of four
 
 // A row's walker: kRuns runs of four disparities a lane (four: the fewest instructions a step; one:
 // four times the lanes, so four times the warps, each step's chain a quarter as long, for GPUs with
-// more SMs than the rows' narrow walkers keep busy; see rowRunsFor).
+// more SMs than the rows' narrow walkers keep busy; see withRowRuns).
 template <int D, int kRuns> struct RowWalkers {
   static constexpr int kLanes = D / (kRun * kRuns);  // a walker's
   static constexpr int kPerWarp = 32 / kLanes;
