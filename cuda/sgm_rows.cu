@@ -329,10 +329,13 @@ template <int D, int kRuns> int blocksFor(const SgmBuffers& b) {
 }
 
 // f(std::integral_constant<int, kRuns>) for the rows' walkers: the narrow ones (four runs a lane)
-// where their warps give every SM's schedulers one each at least, else the wide ones (one run).
+// where they give every SM five warps at least, else the wide ones (one run), whose four times the
+// warps hide a step's latency where the narrow ones leave schedulers idle (the crossover measured
+// by SM count is in stages/stereo/PERFORMANCE.md).
 template <int D, class F> void withRowRuns(const SgmBuffers& b, F&& f) {
+  constexpr int kNarrowWarpsPerSm = 5;
   const int narrowWarps = b.height * RowWalkers<D, 4>::kLanes / 32;
-  if (narrowWarps >= 4 * plannedMultiprocessors()) return f(std::integral_constant<int, 4>{});
+  if (narrowWarps >= kNarrowWarpsPerSm * plannedMultiprocessors()) return f(std::integral_constant<int, 4>{});
   return f(std::integral_constant<int, 1>{});
 }
 
