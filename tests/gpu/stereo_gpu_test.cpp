@@ -118,7 +118,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{33, 9, 64, 8, 0, "wf"}, Case{150, 31, 128, 8, 37, "w"}, Case{40, 130, 128, 8, 0, "wa"},
                       Case{5, 40, 64, 8, 0, "w"}, Case{1500, 41, 128, 8, 2, "wa"}, Case{1224, 3, 64, 8, 0, "w"},
                       // The winner the rows' walk from the right takes, without sub-pixel and uniqueness.
-                      Case{160, 50, 128, 8, 3, "wsu"}));
+                      Case{160, 50, 128, 8, 3, "wsu"},
+                      // Tall enough that, planned for 16 SMs, the rows take the narrow walkers (four runs
+                      // a lane, cuda/sgm_rows.cu's withRowRuns); the smaller ones, and these on a big
+                      // GPU's SMs, take the wide ones.
+                      Case{40, 700, 64, 8, 0, "w"}, Case{33, 330, 128, 8, 1, "wa"}));
 
 // One matcher, several frames: each starts from zero sums (below 256 disparities the
 // winner-takes-all clears the sums it reads for the next frame; at 256 the matching-cost pass
