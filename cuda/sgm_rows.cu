@@ -200,8 +200,12 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
   uint2* records = w.records + static_cast<size_t>(y) * width;
   uint8_t* rightRow = w.rightBest + static_cast<size_t>(y) * width;
 
-  auto step = [&](int s, auto testsConstant) {
+  // A step; kPhase >= 0 (walking right, four steps unrolled): the right codes rotated, run q's i-th
+  // in right[q * kRun + (i - kPhase) mod kRun], so that the step moves no register; -1: in place.
+  auto step = [&](int s, auto testsConstant, auto phaseConstant) {
     constexpr bool kTests = decltype(testsConstant)::value;
+    constexpr int kPhase = decltype(phaseConstant)::value;
+    auto slot = [](int i) { return kPhase < 0 ? i : ((i - kPhase) % kRun + kRun) % kRun; };
     const Ahead ahead = load(s + 1);
     const int x = xOf(s);
     [[maybe_unused]] const int room = x - firstD;  // (CUDA 11.2 warns where kTests is false)
@@ -211,7 +215,7 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
       uint32_t each[kRun];
 #pragma unroll
       for (int i = 0; i < kRun; ++i) {
-        each[i] = __popc(now.centre ^ right[q * kRun + i]);
+        each[i] = __popc(now.centre ^ right[q * kRun + slot(i)]);
         if constexpr (kTests) each[i] = room >= q * kRunStride + i ? each[i] : kOutsideCost;
       }
 #pragma unroll
@@ -247,11 +251,30 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
       for (int q = 0; q < kRuns; ++q)
         __stcg(reinterpret_cast<uint2*>(sums + x * D + q * kRunStride), make_uint2(words[q][0], words[q][1]));
     }
-    moveRowCodes<kRuns, kRun>(right, kDx > 0, place, ahead.enters);
+    if (kPhase < 0) {
+      moveRowCodes<kRuns, kRun>(right, kDx > 0, place, ahead.enters);
+    } else {  // the code leaving each run (its last) makes room for the one entering (its first)
+      const int out = slot(kRun - 1);
+      uint32_t moved[kRuns];
+#pragma unroll
+      for (int q = 0; q < kRuns; ++q) moved[q] = __shfl_sync(kFullWarp, right[q * kRun + out], place.lower, W::kLanes);
+#pragma unroll
+      for (int q = 0; q < kRuns; ++q)
+        right[q * kRun + out] = place.part > 0 ? moved[q] : q > 0 ? moved[q - 1] : ahead.enters;
+    }
     now = ahead;
   };
   auto walk = [&](int from, int to, auto testsConstant) {
-    for (int s = from; s < to; ++s) step(s, testsConstant);
+    int s = from;
+    if (kDx > 0) {
+      for (; s + kRun <= to; s += kRun) {
+        step(s, testsConstant, std::integral_constant<int, 0>{});
+        step(s + 1, testsConstant, std::integral_constant<int, 1>{});
+        step(s + 2, testsConstant, std::integral_constant<int, 2>{});
+        step(s + 3, testsConstant, std::integral_constant<int, 3>{});
+      }
+    }
+    for (; s < to; ++s) step(s, testsConstant, std::integral_constant<int, -1>{});
   };
   // The steps whose column has a match left of the right image (x < minDisparity + D - 1) apart.
   const int edge = min(p.minDisparity + D - 1, width);
