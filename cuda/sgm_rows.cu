@@ -200,12 +200,11 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
   uint2* records = w.records + static_cast<size_t>(y) * width;
   uint8_t* rightRow = w.rightBest + static_cast<size_t>(y) * width;
 
-  // A step; kPhase >= 0 (walking right, four steps unrolled): the right codes rotated, run q's i-th
-  // in right[q * kRun + (i - kPhase) mod kRun], so that the step moves no register; -1: in place.
+  // A step; walking right, four in a row with the right codes rotated (kPhase 0..3, see rowSlot),
+  // so that no step moves them; else, and for the steps left over, kPhase -1: moved in place.
   auto step = [&](int s, auto testsConstant, auto phaseConstant) {
     constexpr bool kTests = decltype(testsConstant)::value;
     constexpr int kPhase = decltype(phaseConstant)::value;
-    auto slot = [](int i) { return kPhase < 0 ? i : ((i - kPhase) % kRun + kRun) % kRun; };
     const Ahead ahead = load(s + 1);
     const int x = xOf(s);
     [[maybe_unused]] const int room = x - firstD;  // (CUDA 11.2 warns where kTests is false)
@@ -215,7 +214,7 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
       uint32_t each[kRun];
 #pragma unroll
       for (int i = 0; i < kRun; ++i) {
-        each[i] = __popc(now.centre ^ right[q * kRun + slot(i)]);
+        each[i] = __popc(now.centre ^ right[q * kRun + rowSlot<kRun, kPhase>(i)]);
         if constexpr (kTests) each[i] = room >= q * kRunStride + i ? each[i] : kOutsideCost;
       }
 #pragma unroll
@@ -251,17 +250,7 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
       for (int q = 0; q < kRuns; ++q)
         __stcg(reinterpret_cast<uint2*>(sums + x * D + q * kRunStride), make_uint2(words[q][0], words[q][1]));
     }
-    if (kPhase < 0) {
-      moveRowCodes<kRuns, kRun>(right, kDx > 0, place, ahead.enters);
-    } else {  // the code leaving each run (its last) makes room for the one entering (its first)
-      const int out = slot(kRun - 1);
-      uint32_t moved[kRuns];
-#pragma unroll
-      for (int q = 0; q < kRuns; ++q) moved[q] = __shfl_sync(kFullWarp, right[q * kRun + out], place.lower, W::kLanes);
-#pragma unroll
-      for (int q = 0; q < kRuns; ++q)
-        right[q * kRun + out] = place.part > 0 ? moved[q] : q > 0 ? moved[q - 1] : ahead.enters;
-    }
+    moveRowCodes<kRuns, kRun, W::kLanes, kPhase>(right, kDx > 0, place, ahead.enters);
     now = ahead;
   };
   auto walk = [&](int from, int to, auto testsConstant) {
