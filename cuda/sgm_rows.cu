@@ -305,18 +305,35 @@ template <int D, int kRuns, bool kAdaptive> __global__ void __launch_bounds__(kW
     uint8_t* conf = confidence.data ? confidence.row(y) : nullptr;
     const uint2* records = w.records + static_cast<size_t>(y) * width;
     const uint8_t* rightRow = w.rightBest + static_cast<size_t>(y) * width;
-    for (int x = lane; x < width; x += 32) {
-      const Record r(__ldcg(records + x));
-      PixelWinner px = winnerOf<D>(p, r.bestSum, r.bestD, r.second, r.below, r.above);
-      if (px.d != kInvalidDisparity && p.lrMaxDiff >= 0) {
-        const int xr = x - px.d - p.minDisparity;
-        const int match = xr >= 0 ? rightRow[xr] : kNoRightMatch;
-        if (match == kNoRightMatch || abs(match - px.d) > p.lrMaxDiff)
-          px.disparity = kInvalidDisparity, px.confidence = 0;
+    // kInFlight pixels a lane at once, each a chain of two loads (its record, then the right image's
+    // best where its disparity points), every load before any store: the bests are bytes, which the
+    // compiler must take the stores to change, so it would not move a load above them.
+    constexpr int kInFlight = 4;
+    for (int x0 = lane; x0 < width; x0 += 32 * kInFlight) {
+      uint2 raw[kInFlight];
+#pragma unroll
+      for (int k = 0; k < kInFlight; ++k) raw[k] = x0 + 32 * k < width ? __ldcg(records + x0 + 32 * k) : uint2{};
+      PixelWinner px[kInFlight];
+      int match[kInFlight];
+#pragma unroll
+      for (int k = 0; k < kInFlight; ++k) {
+        const Record r(raw[k]);
+        px[k] = winnerOf<D>(p, r.bestSum, r.bestD, r.second, r.below, r.above);
+        const int xr = x0 + 32 * k - px[k].d - p.minDisparity;
+        const bool checked = x0 + 32 * k < width && px[k].d != kInvalidDisparity && p.lrMaxDiff >= 0;
+        match[k] = checked && xr >= 0 ? rightRow[xr] : kNoRightMatch;
       }
-      out[x] = px.disparity;
-      best[x] = px.d;
-      if (conf) conf[x] = px.confidence;
+#pragma unroll
+      for (int k = 0; k < kInFlight; ++k) {
+        const int x = x0 + 32 * k;
+        if (x >= width) break;
+        if (px[k].d != kInvalidDisparity && p.lrMaxDiff >= 0 &&
+            (match[k] == kNoRightMatch || abs(match[k] - px[k].d) > p.lrMaxDiff))
+          px[k].disparity = kInvalidDisparity, px[k].confidence = 0;
+        out[x] = px[k].disparity;
+        best[x] = px[k].d;
+        if (conf) conf[x] = px[k].confidence;
+      }
     }
     if (p.fill) {
       __syncwarp();
