@@ -314,21 +314,21 @@ template <int D, int kRuns, bool kAdaptive> __global__ void __launch_bounds__(kW
 #pragma unroll
       for (int k = 0; k < kInFlight; ++k) raw[k] = x0 + 32 * k < width ? __ldcg(records + x0 + 32 * k) : uint2{};
       PixelWinner px[kInFlight];
+      bool checked[kInFlight];  // by the left-right check
       int match[kInFlight];
 #pragma unroll
       for (int k = 0; k < kInFlight; ++k) {
         const Record r(raw[k]);
         px[k] = winnerOf<D>(p, r.bestSum, r.bestD, r.second, r.below, r.above);
         const int xr = x0 + 32 * k - px[k].d - p.minDisparity;
-        const bool checked = x0 + 32 * k < width && px[k].d != kInvalidDisparity && p.lrMaxDiff >= 0;
-        match[k] = checked && xr >= 0 ? rightRow[xr] : kNoRightMatch;
+        checked[k] = x0 + 32 * k < width && px[k].d != kInvalidDisparity && p.lrMaxDiff >= 0;
+        match[k] = checked[k] && xr >= 0 ? rightRow[xr] : kNoRightMatch;
       }
 #pragma unroll
       for (int k = 0; k < kInFlight; ++k) {
         const int x = x0 + 32 * k;
         if (x >= width) break;
-        if (px[k].d != kInvalidDisparity && p.lrMaxDiff >= 0 &&
-            (match[k] == kNoRightMatch || abs(match[k] - px[k].d) > p.lrMaxDiff))
+        if (checked[k] && (match[k] == kNoRightMatch || abs(match[k] - px[k].d) > p.lrMaxDiff))
           px[k].disparity = kInvalidDisparity, px[k].confidence = 0;
         out[x] = px[k].disparity;
         best[x] = px[k].d;
