@@ -22,19 +22,32 @@ int deviceAttribute(cudaDeviceAttr attribute) {
   return value;
 }
 
+namespace {
+
+// The environment's `name` as a count from 1 to 2^16 (what it asks for), or 0 where it is unset.
+int askedCount(const char* name, const char* what) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return 0;
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(text, &end, 10);
+  if (*end || errno || n < 1 || n > 1 << 16)
+    throw std::invalid_argument(std::string(name) + ": " + what + " (1 or more), not '" + text + "'");
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
 int plannedMultiprocessors() {
-  static const int asked = [] {
-    const char* text = std::getenv("POLARPIPE_PLAN_SMS");
-    if (!text || !*text) return 0;
-    char* end = nullptr;
-    errno = 0;
-    const long n = std::strtol(text, &end, 10);
-    if (*end || errno || n < 1 || n > 1 << 16)
-      throw std::invalid_argument(std::string("POLARPIPE_PLAN_SMS: a count of SMs (1 or more), not '") + text + "'");
-    return static_cast<int>(n);
-  }();
+  const int asked = askedCount("POLARPIPE_PLAN_SMS", "a count of SMs");
   const int sms = deviceAttribute(cudaDevAttrMultiProcessorCount);
   return asked > 0 ? std::min(asked, sms) : sms;
+}
+
+size_t plannedSharedMemoryPerMultiprocessor() {
+  const int askedKib = askedCount("POLARPIPE_PLAN_SHARED_KIB", "KiB of shared memory an SM");
+  const size_t bytes = deviceAttribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor);
+  return askedKib > 0 ? std::min(static_cast<size_t>(askedKib) * 1024, bytes) : bytes;
 }
 
 }  // namespace pp

@@ -1,5 +1,7 @@
 // The current device's attributes, for launchers that size their work by the device.
 #pragma once
+#include <cstddef>
+
 #include <cuda_runtime_api.h>
 
 namespace pp {
@@ -8,8 +10,14 @@ namespace pp {
 int deviceAttribute(cudaDeviceAttr attribute);
 
 // The SMs a launcher sizes or orders its work by: the device's, or fewer where the environment's
-// POLARPIPE_PLAN_SMS asks, so that a big GPU runs the launches a Jetson would (tools/jetson-projection
-// measures a Jetson's bytes that way). Throws std::invalid_argument where it is not a count >= 1.
+// POLARPIPE_PLAN_SMS asks (read at each call), so that a big GPU runs the launches a Jetson would
+// (tools/jetson-projection measures a Jetson's bytes that way). Throws std::invalid_argument where it
+// is not a count >= 1.
 int plannedMultiprocessors();
+
+// The shared memory an SM has for blocks (bytes), for launchers that size their work by it: the
+// device's, or less where the environment's POLARPIPE_PLAN_SHARED_KIB asks (AGX Xavier 96, AGX Orin
+// 164), with POLARPIPE_PLAN_SMS. Throws std::invalid_argument where it is not a count >= 1.
+size_t plannedSharedMemoryPerMultiprocessor();
 
 }  // namespace pp

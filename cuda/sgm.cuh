@@ -41,12 +41,15 @@ void launchMatchingCost(const SgmParams& p, const SgmBuffers& b, cudaStream_t st
 void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
 
 // The six directions from above and below of 8 paths in two sweeps of column bands (see
-// cuda/sgm_sweep.cu), where the device holds every band at once: how many bands, and what they
-// need beside SgmBuffers. bands == 0 where the sweeps do not apply (SgmParams::sweeps off, 4 paths,
-// 256 disparities, a device without cooperative launch or too small to hold the bands at once), or,
-// with Sweeps::automatic, where the bands would be narrower than kSweepsBandWidth columns.
+// cuda/sgm_sweep.cu), where the device holds every band of a sweep at once: how many bands a sweep,
+// whether both sweeps go in one launch, and what they need beside SgmBuffers. bands == 0 where the
+// sweeps do not apply (SgmParams::sweeps off, 4 paths, 256 disparities, a device without cooperative
+// launch or too small to hold a sweep's bands at once), or, with Sweeps::automatic, where the bands
+// would be narrower than kSweepsBandWidth columns.
 struct SweepPlan {
   int bands = 0, bandWidth = 0, slots = 0;
+  int sweepsALaunch = 0;  // 2: both sweeps in one launch; 1: one after the other
+  bool ring = false;      // a block's costs in a ring a direction, not two buffers (see cuda/sgm_sweep.cu)
   size_t sharedBytes = 0, handoffBytes = 0;
   int flags = 0;  // unsigned words
 };

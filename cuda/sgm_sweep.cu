@@ -3,13 +3,16 @@
 // so that a pixel's three path costs are summed on chip and reach the volume as one reduction
 // instead of three. A block takes a band of columns and walks every row of it, one barrier a row:
 // each column's path costs of the row before wait in shared memory (bytes: a path cost is at most
-// 255), where the next row's columns, and their neighbours for the diagonals, read them. A band's
+// 255), where the next row's columns, and their neighbours for the diagonals, read them: two
+// buffers, the row's and the row before's, or, where the shared memory holds only one (Xavier), a
+// ring a direction that turns a slot a row (see ringSlot). A band's
 // diagonals need the columns beside it: the block also walks kGhost columns on each side, whose
 // diagonal costs grow wrong one column a row from the outside in (they lack their own neighbours),
 // so that after kGhost rows the band's own columns are still exact; then each band hands its
 // neighbours its edge columns' costs through global memory and takes theirs, and the ghosts start
 // again from them. Bands wait only for their two neighbours, every kGhost rows; every band of a
-// launch must be resident at once, so it is a cooperative launch.
+// launch must be resident at once, so it is a cooperative launch: both sweeps in one where the
+// device holds both sweeps' bands, else one sweep a launch, in twice as many bands.
 #include <algorithm>
 #include <type_traits>
 
@@ -27,6 +30,23 @@ constexpr int kGhost = 8;  // ghost columns each side, and rows between handoffs
 constexpr int kLaneD = 16, kRun = 4, kRuns = kLaneD / kRun;
 constexpr int kDirections = 3;  // dx = 0, +1 (from the left), -1 (from the right)
 __host__ __device__ constexpr int dxOf(int direction) { return direction == 0 ? 0 : direction == 1 ? 1 : -1; }
+
+// Where a direction's ring keeps slot `slot`'s costs of row i among `slots` places: moved dx places
+// a row, so that slot s of row i takes the place of its predecessor s - dx of row i - 1 (`turn`: i mod
+// slots). Each lane of a column reads its predecessor's 16 costs and writes its own at one place,
+// which no other lane touches in the row: one buffer, not one for the row before and one for the row.
+// Its wrap costs instructions a direction, so it is only for where two buffers do not fit.
+template <int dx> __device__ __forceinline__ int ringSlot(int slot, int turn, int slots) {
+  if constexpr (dx > 0) {
+    const int at = slot - turn;
+    return at < 0 ? at + slots : at;
+  } else if constexpr (dx < 0) {
+    const int at = slot + turn;
+    return at >= slots ? at - slots : at;
+  } else {
+    return slot;
+  }
+}
 
 template <int D> struct Lanes {
   static constexpr int kLanes = D / kLaneD;           // a column's lanes
@@ -61,33 +81,37 @@ __device__ __forceinline__ void storeRelease(unsigned* p, unsigned v) {
 
 struct SweepArgs {
   int bands, bandWidth, slots;  // slots: bandWidth + 2 kGhost columns
+  int firstSweep;               // of the blocks' sweeps (blockIdx.x / bands on from it): 0 down, 1 up
   uint8_t* handoff;             // [sweep][band][handoff parity][edge][kGhost] entries
   unsigned* flags;              // [sweep][band]
   unsigned epoch;
 };
 
-// Blocks an SM the registers must allow: the plan puts one band of each sweep on every SM. Xavier's
-// sm_72 never holds two bands' shared memory in its 96 KB, so the sweeps never run there (the plan
-// leaves their directions to the walkers), and one block keeps its code, without paired path costs,
-// from spilling; from sm_75 on (the build that tests Xavier's code paths on a big GPU among them) two.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 750
-constexpr int kMinBlocks = 1;
-#else
+// Blocks an SM the registers must allow: the plan puts two bands on every SM (one of each sweep, or
+// two of one).
 constexpr int kMinBlocks = 2;
-#endif
 
-template <int D> __global__ void __launch_bounds__(kThreads, kMinBlocks) sweep(SgmParams p, SgmBuffers b, SweepArgs a) {
+// Shared memory a block needs: each direction's costs (two buffers, or a ring), their minima (two
+// buffers), the spare entry and the codes of two rows.
+template <int D> size_t sharedBytesOf(int slots, bool ring) {
+  return static_cast<size_t>(kDirections) * slots * ((ring ? 1 : 2) * D + 2 * sizeof(int)) + kEntryBytes<D> +
+         2 * sizeof(uint32_t) * windowCodes<D>(slots);
+}
+
+template <int D, bool kRing> __global__ void __launch_bounds__(kThreads, kMinBlocks)
+    sweep(SgmParams p, SgmBuffers b, SweepArgs a) {
   using L = Lanes<D>;
   static_assert(kGhost % L::kPerWarp == 0, "ghosts of whole warps");
   extern __shared__ uint32_t shared[];
-  uint8_t* costs = reinterpret_cast<uint8_t*>(shared);  // [direction][buffer][slot][D]
+  uint8_t* costs = reinterpret_cast<uint8_t*>(shared);  // [direction][buffer][slot][D], or [direction][ringSlot][D]
   // A spare entry, where a slot outside the image stores its costs and minimum, so that the stores
   // need no branch.
-  uint8_t* spare = costs + kDirections * 2 * a.slots * D;
-  int* minima = reinterpret_cast<int*>(spare + kEntryBytes<D>);  // [direction][buffer][slot]
+  uint8_t* spare = costs + kDirections * (kRing ? 1 : 2) * a.slots * D;
+  int* minima = reinterpret_cast<int*>(spare + kEntryBytes<D>);  // [direction][buffer][slot or ringSlot]
   const int codes = windowCodes<D>(a.slots), leftCodes = a.slots + D - 1;
   uint32_t* window = reinterpret_cast<uint32_t*>(minima + kDirections * 2 * a.slots);  // [buffer][codes]
-  const int sweepIndex = blockIdx.x / a.bands, band = blockIdx.x % a.bands, dy = sweepIndex == 0 ? 1 : -1;
+  const int sweepIndex = a.firstSweep + blockIdx.x / a.bands, band = blockIdx.x % a.bands,
+            dy = sweepIndex == 0 ? 1 : -1;
   const int x0 = band * a.bandWidth, first = x0 - kGhost;  // the band's first column, its first slot's
   const WalkerLane<L::kLanes> place(threadIdx.x % 32);
   const int worker = threadIdx.x / L::kLanes, part = place.part;
@@ -123,8 +147,9 @@ template <int D> __global__ void __launch_bounds__(kThreads, kMinBlocks) sweep(S
   store(0);
   __syncthreads();
 
-  for (int i = 0; i < height; ++i) {
-    // `written`, `read`: the buffers of this row's costs and of the row before's.
+  // Where the rings stand: i mod slots at row i.
+  for (int i = 0, turn = 0; i < height; ++i, turn = turn + 1 == a.slots ? 0 : turn + 1) {
+    // `written`, `read`: the buffers of this row's codes, costs and minima and of the row before's.
     const int y = dy > 0 ? i : height - 1 - i, written = i & 1, read = written ^ 1;
     const bool refresh = i > 0 && i % kGhost == 0, publish = (i + 1) % kGhost == 0 && i + 1 < height;
     const int handoffIn = i / kGhost - 1;  // at a refresh: the handoff the neighbours made a row ago
@@ -211,14 +236,20 @@ template <int D> __global__ void __launch_bounds__(kThreads, kMinBlocks) sweep(S
           // whether known or not, then zero where not.
           uint4 v;
           int minPrev;
+          // Where the predecessor's costs and minimum are, and where the slot's go.
+          const int at = kRing ? ringSlot<dx>(slot, turn, a.slots) : slot;
+          const int from = kRing ? direction * a.slots + at
+                                 : (direction * 2 + read) * a.slots + min(max(predecessor, 0), a.slots - 1);
+          const int to = kRing ? from : (direction * 2 + written) * a.slots + slot;
+          const int minimumFrom = kRing ? (direction * 2 + read) * a.slots + at : from;
+          const int minimumTo = kRing ? (direction * 2 + written) * a.slots + at : to;
           if (handoff && known) {
             const uint8_t* from = entry(band + (fromLeft ? -1 : 1), handoffIn & 1, fromLeft ? 0 : 1, index);
             v = __ldcg(reinterpret_cast<const uint4*>(from + part * 16));
             minPrev = __ldcg(reinterpret_cast<const int*>(from + D));
           } else {
-            const int at = (direction * 2 + read) * a.slots + min(max(predecessor, 0), a.slots - 1);
-            v = *reinterpret_cast<const uint4*>(costs + at * D + part * 16);
-            minPrev = minima[at];
+            v = *reinterpret_cast<const uint4*>(costs + from * D + part * 16);
+            minPrev = minima[minimumFrom];
           }
           const uint32_t words[kRuns] = {known ? v.x : 0u, known ? v.y : 0u, known ? v.z : 0u, known ? v.w : 0u};
           minPrev = known ? minPrev : 0;
@@ -239,10 +270,9 @@ template <int D> __global__ void __launch_bounds__(kThreads, kMinBlocks) sweep(S
 #pragma unroll
             for (int j = 0; j < kWords; ++j) sum[q][j] += next[q][j];
           }
-          const int to = (direction * 2 + written) * a.slots + slot;
           *reinterpret_cast<uint4*>((active ? costs + to * D : spare) + part * 16) =
               make_uint4(packed[0], packed[1], packed[2], packed[3]);
-          *(active ? minima + to : reinterpret_cast<int*>(spare + D)) = lowest;  // the column's lanes alike
+          *(active ? minima + minimumTo : reinterpret_cast<int*>(spare + D)) = lowest;  // the column's lanes alike
         };
         // The left ghosts walk only the direction from the left, the right ones only that from the right.
         if (leftGhost) {
@@ -277,9 +307,14 @@ template <int D> __global__ void __launch_bounds__(kThreads, kMinBlocks) sweep(S
       constexpr int kChunks = D / 16;  // a lane's 16 bytes each
       for (int t = threadIdx.x; t < 2 * kGhost * kChunks; t += kThreads) {
         const int edge = t / (kGhost * kChunks), index = t / kChunks % kGhost, chunk = t % kChunks;
-        const int at = ((edge + 1) * 2 + written) * a.slots + (edge == 0 ? a.bandWidth : kGhost) + index;
+        const int slot = edge == 0 ? a.bandWidth + index : kGhost + index;
+        const int place = !kRing      ? slot
+                          : edge == 0 ? ringSlot<1>(slot, turn, a.slots)
+                                      : ringSlot<-1>(slot, turn, a.slots);
+        const int direction = edge + 1, at = (direction * 2 + written) * a.slots + place;
         uint8_t* e = entry(band, (i / kGhost) & 1, edge, index);
-        __stcg(reinterpret_cast<uint4*>(e) + chunk, reinterpret_cast<const uint4*>(costs + at * D)[chunk]);
+        __stcg(reinterpret_cast<uint4*>(e) + chunk,
+               reinterpret_cast<const uint4*>(costs + (kRing ? direction * a.slots + place : at) * D)[chunk]);
         if (chunk == 0) __stcg(reinterpret_cast<int*>(e + D), minima[at]);
       }
       __threadfence();  // the edge columns out before the flag says so
@@ -289,40 +324,58 @@ template <int D> __global__ void __launch_bounds__(kThreads, kMinBlocks) sweep(S
   }
 }
 
-// Bands of at least kGhost columns, as many as the device holds two of (one a sweep) per SM, each
-// SM taking one band of each sweep.
+// Bands of at least kGhost columns, two on every SM: one of each sweep in one launch, a band an SM;
+// where an SM cannot hold two of those (Xavier: 96 KB of shared memory), one sweep a launch, in
+// bands half as wide. Each with two buffers of costs where they fit, else a ring. The shared memory
+// an SM has is the planned device's (cuda/device.hpp).
 template <int D> SweepPlan plan(const SgmParams& p, int width, int height) {
-  SweepPlan s;
   if (p.sweeps == Sweeps::off || p.paths != 8 || costsInVolume(D) || height < 2 ||
       !deviceAttribute(cudaDevAttrCooperativeLaunch))
-    return s;
+    return SweepPlan{};
   const int sms = plannedMultiprocessors();
+  const size_t perSmBytes = plannedSharedMemoryPerMultiprocessor();
+  const size_t perBlockBytes =
+      std::min(static_cast<size_t>(deviceAttribute(cudaDevAttrMaxSharedMemoryPerBlockOptin)), perSmBytes);
+  const size_t reserved = deviceAttribute(cudaDevAttrReservedSharedMemoryPerBlock);
   constexpr int kAlign = Lanes<D>::kPerWarp;  // whole warps of band columns
-  s.bandWidth = (std::max(kGhost, (width + sms - 1) / sms) + kAlign - 1) / kAlign * kAlign;
-  if (p.sweeps == Sweeps::automatic && s.bandWidth < kSweepsBandWidth) return SweepPlan{};
-  s.bands = (width + s.bandWidth - 1) / s.bandWidth;
-  s.slots = s.bandWidth + 2 * kGhost;
-  if (windowCodes<D>(s.slots) > kCodesPerThread * kThreads) return SweepPlan{};
-  s.sharedBytes = static_cast<size_t>(kDirections) * 2 * s.slots * (D + sizeof(int)) + kEntryBytes<D> +
-                  2 * sizeof(uint32_t) * windowCodes<D>(s.slots);
-  int perSm = 0;
-  if (s.sharedBytes > static_cast<size_t>(deviceAttribute(cudaDevAttrMaxSharedMemoryPerBlockOptin))) return SweepPlan{};
-  allowSharedMemory(sweep<D>, s.sharedBytes, "SGM sweeps (one band of columns)");
-  PP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, sweep<D>, kThreads, s.sharedBytes));
-  if (perSm * sms < 2 * s.bands) return SweepPlan{};
-  s.handoffBytes = static_cast<size_t>(2) * s.bands * 2 * 2 * kGhost * kEntryBytes<D>;
-  s.flags = 2 * s.bands;
-  return s;
+  for (int sweepsALaunch = 2; sweepsALaunch >= 1; --sweepsALaunch) {
+    const int wanted = sms * (3 - sweepsALaunch);  // bands a sweep
+    SweepPlan s;
+    s.sweepsALaunch = sweepsALaunch;
+    s.bandWidth = (std::max(kGhost, (width + wanted - 1) / wanted) + kAlign - 1) / kAlign * kAlign;
+    if (p.sweeps == Sweeps::automatic && s.bandWidth < kSweepsBandWidth) return SweepPlan{};
+    s.bands = (width + s.bandWidth - 1) / s.bandWidth;
+    s.slots = s.bandWidth + 2 * kGhost;
+    if (windowCodes<D>(s.slots) > kCodesPerThread * kThreads) continue;
+    for (bool ring : {false, true}) {
+      s.ring = ring;
+      s.sharedBytes = sharedBytesOf<D>(s.slots, ring);
+      if (s.sharedBytes > perBlockBytes) continue;
+      const auto kernel = ring ? sweep<D, true> : sweep<D, false>;
+      allowSharedMemory(kernel, s.sharedBytes, "SGM sweeps (one band of columns)");
+      int perSm = 0;
+      PP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kThreads, s.sharedBytes));
+      perSm = std::min(perSm, static_cast<int>(perSmBytes / (s.sharedBytes + reserved)));
+      if (perSm * sms < sweepsALaunch * s.bands) continue;
+      s.handoffBytes = static_cast<size_t>(2) * s.bands * 2 * 2 * kGhost * kEntryBytes<D>;
+      s.flags = 2 * s.bands;
+      return s;
+    }
+  }
+  return SweepPlan{};
 }
 
 template <int D>
 void launch(const SgmParams& p, const SgmBuffers& b, const SweepPlan& s, const SweepBuffers& w, cudaStream_t stream) {
-  SweepArgs a{s.bands, s.bandWidth, s.slots, w.handoff, w.flags, w.epoch};
   SgmParams params = p;
   SgmBuffers buffers = b;
-  void* args[] = {&params, &buffers, &a};
-  PP_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(sweep<D>), dim3(2 * s.bands), dim3(kThreads),
-                                            args, s.sharedBytes, stream));
+  for (int firstSweep = 0; firstSweep < 2; firstSweep += s.sweepsALaunch) {
+    SweepArgs a{s.bands, s.bandWidth, s.slots, firstSweep, w.handoff, w.flags, w.epoch};
+    void* args[] = {&params, &buffers, &a};
+    const auto kernel = s.ring ? sweep<D, true> : sweep<D, false>;
+    PP_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(s.sweepsALaunch * s.bands),
+                                              dim3(kThreads), args, s.sharedBytes, stream));
+  }
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // pair); the remap on random pictures and maps and on the real calibration; depth. Outputs are
 // poisoned first.
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 #include "cuda/device.hpp"
 #include "cuda/sgm.cuh"
@@ -187,8 +189,69 @@ TEST(CudaSgmPlan, SweepBandsFollowThePlannedSms) {
   p.disparities = 128, p.paths = 8, p.sweeps = Sweeps::on;
   const SweepPlan plan = planSweeps(p, 1224, 1024);
   ASSERT_GT(plan.bands, 0) << "the sweeps do not fit this device";
-  EXPECT_LE(plan.bands, planned);
+  EXPECT_LE(plan.bands, planned * (plan.sweepsALaunch == 2 ? 1 : 2));
   EXPECT_GE(plan.bands * plan.bandWidth, 1224);
+}
+
+// The device the launchers plan for (cuda/device.hpp), while it lives.
+class PlannedDevice {
+ public:
+  PlannedDevice(int sms, int sharedKib) : sms_(saved("POLARPIPE_PLAN_SMS")), kib_(saved("POLARPIPE_PLAN_SHARED_KIB")) {
+    setenv("POLARPIPE_PLAN_SMS", std::to_string(sms).c_str(), 1);
+    setenv("POLARPIPE_PLAN_SHARED_KIB", std::to_string(sharedKib).c_str(), 1);
+  }
+  ~PlannedDevice() {
+    restore("POLARPIPE_PLAN_SMS", sms_);
+    restore("POLARPIPE_PLAN_SHARED_KIB", kib_);
+  }
+  PlannedDevice(const PlannedDevice&) = delete;
+  PlannedDevice& operator=(const PlannedDevice&) = delete;
+
+ private:
+  static std::optional<std::string> saved(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  }
+  static void restore(const char* name, const std::optional<std::string>& v) {
+    if (v)
+      setenv(name, v->c_str(), 1);
+    else
+      unsetenv(name);
+  }
+  std::optional<std::string> sms_, kib_;
+};
+
+// Planned for an AGX Orin (16 SMs, 164 KiB of shared memory each) both sweeps go in one launch, a
+// band of each on every SM; for an AGX Xavier (8 SMs, 96 KiB) an SM cannot hold two such bands, so
+// the sweeps go one a launch in bands half as wide, and every frame still matches the CPU.
+TEST(CudaSgmPlan, OneSweepALaunchWhereAnSmHoldsOnlyOneBandOfEach) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  if (deviceAttribute(cudaDevAttrMultiProcessorCount) < 16 ||
+      deviceAttribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor) < 164 * 1024)
+    GTEST_SKIP() << "smaller than an AGX Orin: " << gpuDescription();
+  SgmParams p;
+  p.disparities = 128, p.paths = 8, p.sweeps = Sweeps::on;
+  const int w = 1224, h = 24;
+  {
+    PlannedDevice orin(16, 164);
+    const SweepPlan s = planSweeps(p, w, h);
+    EXPECT_EQ(s.sweepsALaunch, 2);
+    EXPECT_EQ(s.bands, 16);
+  }
+  PlannedDevice xavier(8, 96);
+  const SweepPlan s = planSweeps(p, w, h);
+  ASSERT_EQ(s.sweepsALaunch, 1);
+  EXPECT_EQ(s.bands, 16);
+  EXPECT_LE(2 * (s.sharedBytes + deviceAttribute(cudaDevAttrReservedSharedMemoryPerBlock)), 96u * 1024);
+  SgmCuda sgm(p, w, h);
+  for (int frame = 0; frame < 3; ++frame) {
+    auto [left, right] =
+        frame == 1 ? test::shiftedPair(w, h, 40)
+                   : std::pair{test::randomImage({Depth::u8, 1}, w, h), test::randomImage({Depth::u8, 1}, w, h)};
+    Outputs want = onCpu(p, left, right), got = runOnGpu(sgm, left, right);
+    EXPECT_TRUE(test::samePixels(want.disparity, got.disparity)) << "frame " << frame;
+    EXPECT_TRUE(test::samePixels(want.confidence, got.confidence)) << "frame " << frame;
+  }
 }
 
 // By default the sweeps go where their bands are wide enough to be the faster: planned for an AGX

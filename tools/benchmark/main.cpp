@@ -175,8 +175,9 @@ int main(int argc, char** argv) {
   int sms = 0;
   app.add_option("--sms", sms,
                  "run the GPU cases on this many of the GPU's SMs (a CUDA green context; the driver may round up) with "
-                 "their launches planned for the SMs granted, as on a Jetson; not the graph cases, whose stages launch "
-                 "from threads of their own (time those under MPS: tools/jetson-projection)")
+                 "their launches planned for the SMs granted, as on a Jetson (and for the shared memory an SM has "
+                 "where POLARPIPE_PLAN_SHARED_KIB says: 164 for AGX Orin, 96 for AGX Xavier); not the graph cases, "
+                 "whose stages launch from threads of their own (time those under MPS: tools/jetson-projection)")
       ->check(CLI::Range(1, 1 << 16));
   CLI11_PARSE(app, argc, argv);
 
