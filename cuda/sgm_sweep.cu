@@ -87,9 +87,14 @@ struct SweepArgs {
   unsigned epoch;
 };
 
-// Blocks an SM the registers must allow: the plan puts two bands on every SM (one of each sweep, or
-// two of one).
+// Blocks an SM the registers must allow, where the plan puts two bands on every SM (one of each
+// sweep, or two of one). Without paired path costs (before sm_80) the code needs more registers
+// than two blocks leave (sm_72 spills), so there one block: the plan then puts one band an SM.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+constexpr int kMinBlocks = 1;
+#else
 constexpr int kMinBlocks = 2;
+#endif
 
 // Shared memory a block needs: each direction's costs (two buffers, or a ring), their minima (two
 // buffers), the spare entry and the codes of two rows.
@@ -195,10 +200,11 @@ template <int D, bool kRing> __global__ void __launch_bounds__(kThreads, kMinBlo
             const int offset = q * L::kRunStride + k;
             cost[q][k] = room >= offset ? __popc(centre ^ right[-offset]) : kOutsideCost;
           }
-        // The matching costs and the three directions' sum, laid out as the path costs (pairs of
-        // 16-bit halves where kPairedCosts, else one a register).
+        // The matching costs, laid out as the path costs (pairs of 16-bit halves where kPairedCosts,
+        // else one a register), and the three directions' sum, in pairs on every device (as the
+        // volume takes it).
         constexpr int kWords = kPairedCosts ? 2 : kRun;
-        uint32_t matching[kRuns][kWords], sum[kRuns][kWords] = {};
+        uint32_t matching[kRuns][kWords], sum[kRuns][2] = {};
 #pragma unroll
         for (int q = 0; q < kRuns; ++q)
 #pragma unroll
@@ -268,7 +274,12 @@ template <int D, bool kRing> __global__ void __launch_bounds__(kThreads, kMinBlo
             packed[q] = kPairedCosts ? __byte_perm(next[q][0], next[q][1], 0x6420)
                                      : next[q][0] | next[q][1] << 8 | next[q][2] << 16 | next[q][3] << 24;
 #pragma unroll
-            for (int j = 0; j < kWords; ++j) sum[q][j] += next[q][j];
+            for (int j = 0; j < 2; ++j) {
+              if constexpr (kPairedCosts)
+                sum[q][j] += next[q][j];
+              else
+                sum[q][j] += next[q][2 * j] | next[q][2 * j + 1] << 16;
+            }
           }
           *reinterpret_cast<uint4*>((active ? costs + to * D : spare) + part * 16) =
               make_uint4(packed[0], packed[1], packed[2], packed[3]);
@@ -287,11 +298,7 @@ template <int D, bool kRing> __global__ void __launch_bounds__(kThreads, kMinBlo
         if (own) {
           uint16_t* at = b.volume + (static_cast<size_t>(y) * width + x) * D + firstD;
 #pragma unroll
-          for (int q = 0; q < kRuns; ++q) {
-            const uint32_t low = kPairedCosts ? sum[q][0] : sum[q][0] | sum[q][1] << 16,
-                           high = kPairedCosts ? sum[q][1] : sum[q][2] | sum[q][3] << 16;
-            addToVolume(at + q * L::kRunStride, low, high);
-          }
+          for (int q = 0; q < kRuns; ++q) addToVolume(at + q * L::kRunStride, sum[q][0], sum[q][1]);
         }
       }
     };
@@ -324,10 +331,11 @@ template <int D, bool kRing> __global__ void __launch_bounds__(kThreads, kMinBlo
   }
 }
 
-// Bands of at least kGhost columns, two on every SM: one of each sweep in one launch, a band an SM;
-// where an SM cannot hold two of those (Xavier: 96 KB of shared memory), one sweep a launch, in
-// bands half as wide. Each with two buffers of costs where they fit, else a ring. The shared memory
-// an SM has is the planned device's (cuda/device.hpp).
+// Bands of at least kGhost columns, every band of a launch resident: the first of these the SMs
+// hold, each with two buffers of costs where they fit, else a ring: two bands an SM, one of each
+// sweep in one launch; two an SM of one sweep a launch, in bands half as wide (Xavier: 96 KB of
+// shared memory); one an SM (where the registers allow no more). The shared memory an SM has is the
+// planned device's (cuda/device.hpp).
 template <int D> SweepPlan plan(const SgmParams& p, int width, int height) {
   if (p.sweeps == Sweeps::off || p.paths != 8 || costsInVolume(D) || height < 2 ||
       !deviceAttribute(cudaDevAttrCooperativeLaunch))
@@ -338,12 +346,12 @@ template <int D> SweepPlan plan(const SgmParams& p, int width, int height) {
       std::min(static_cast<size_t>(deviceAttribute(cudaDevAttrMaxSharedMemoryPerBlockOptin)), perSmBytes);
   const size_t reserved = deviceAttribute(cudaDevAttrReservedSharedMemoryPerBlock);
   constexpr int kAlign = Lanes<D>::kPerWarp;  // whole warps of band columns
-  for (int sweepsALaunch = 2; sweepsALaunch >= 1; --sweepsALaunch) {
-    const int wanted = sms * (3 - sweepsALaunch);  // bands a sweep
+  for (auto [perSmWanted, sweepsALaunch] : {std::pair{2, 2}, std::pair{2, 1}, std::pair{1, 1}}) {
+    const int wanted = sms * perSmWanted / sweepsALaunch;  // bands a sweep
     SweepPlan s;
     s.sweepsALaunch = sweepsALaunch;
     s.bandWidth = (std::max(kGhost, (width + wanted - 1) / wanted) + kAlign - 1) / kAlign * kAlign;
-    if (p.sweeps == Sweeps::automatic && s.bandWidth < kSweepsBandWidth) return SweepPlan{};
+    if (p.sweeps == Sweeps::automatic && s.bandWidth < kSweepsBandWidth) continue;
     s.bands = (width + s.bandWidth - 1) / s.bandWidth;
     s.slots = s.bandWidth + 2 * kGhost;
     if (windowCodes<D>(s.slots) > kCodesPerThread * kThreads) continue;

@@ -221,9 +221,9 @@ class PlannedDevice {
   std::optional<std::string> sms_, kib_;
 };
 
-// Planned for an AGX Orin (16 SMs, 164 KiB of shared memory each) both sweeps go in one launch, a
-// band of each on every SM; for an AGX Xavier (8 SMs, 96 KiB) an SM cannot hold two such bands, so
-// the sweeps go one a launch in bands half as wide, and every frame still matches the CPU.
+// Planned for an AGX Orin (16 SMs, 164 KiB of shared memory each) every band of both sweeps is
+// resident at once; for an AGX Xavier (8 SMs, 96 KiB) an SM cannot hold a band of each sweep, so the
+// sweeps go one a launch, their costs in a ring, and every frame still matches the CPU.
 TEST(CudaSgmPlan, OneSweepALaunchWhereAnSmHoldsOnlyOneBandOfEach) {
   if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
   if (deviceAttribute(cudaDevAttrMultiProcessorCount) < 16 ||
@@ -232,17 +232,19 @@ TEST(CudaSgmPlan, OneSweepALaunchWhereAnSmHoldsOnlyOneBandOfEach) {
   SgmParams p;
   p.disparities = 128, p.paths = 8, p.sweeps = Sweeps::on;
   const int w = 1224, h = 24;
+  const size_t reserved = deviceAttribute(cudaDevAttrReservedSharedMemoryPerBlock);
   {
     PlannedDevice orin(16, 164);
     const SweepPlan s = planSweeps(p, w, h);
-    EXPECT_EQ(s.sweepsALaunch, 2);
-    EXPECT_EQ(s.bands, 16);
+    EXPECT_GE(s.bands, 16);
+    EXPECT_LE(s.bands * s.sweepsALaunch, 2 * 16);
   }
   PlannedDevice xavier(8, 96);
   const SweepPlan s = planSweeps(p, w, h);
   ASSERT_EQ(s.sweepsALaunch, 1);
-  EXPECT_EQ(s.bands, 16);
-  EXPECT_LE(2 * (s.sharedBytes + deviceAttribute(cudaDevAttrReservedSharedMemoryPerBlock)), 96u * 1024);
+  EXPECT_TRUE(s.ring);
+  EXPECT_LE(s.bands, 2 * 8);
+  EXPECT_LE((s.bands + 7) / 8 * (s.sharedBytes + reserved), 96u * 1024) << "the bands an SM holds";
   SgmCuda sgm(p, w, h);
   for (int frame = 0; frame < 3; ++frame) {
     auto [left, right] =
