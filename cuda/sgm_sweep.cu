@@ -12,7 +12,7 @@
 // neighbours its edge columns' costs through global memory and takes theirs, and the ghosts start
 // again from them. Bands wait only for their two neighbours, every kGhost rows; every band of a
 // launch must be resident at once, so it is a cooperative launch: both sweeps in one where the
-// device holds both sweeps' bands, else one sweep a launch, in twice as many bands.
+// device holds both sweeps' bands, else one sweep a launch (see plan).
 #include <algorithm>
 #include <type_traits>
 
