@@ -49,6 +49,18 @@ Outputs onGpu(const SgmParams& p, const Image& left, const Image& right, bool wi
   return runOnGpu(sgm, left, right, withConfidence);
 }
 
+// Three frames through one matcher (random, a shifted pair, random), each against the CPU.
+void expectFramesMatchTheCpu(SgmCuda& sgm, const SgmParams& p, int w, int h, const std::string& what) {
+  for (int frame = 0; frame < 3; ++frame) {
+    auto [left, right] =
+        frame == 1 ? test::shiftedPair(w, h, 40)
+                   : std::pair{test::randomImage({Depth::u8, 1}, w, h), test::randomImage({Depth::u8, 1}, w, h)};
+    Outputs want = onCpu(p, left, right), got = runOnGpu(sgm, left, right);
+    EXPECT_TRUE(test::samePixels(want.disparity, got.disparity)) << what << ", frame " << frame;
+    EXPECT_TRUE(test::samePixels(want.confidence, got.confidence)) << what << ", frame " << frame;
+  }
+}
+
 struct Case {
   int width, height, disparities, paths, minDisparity;
   const char* options;  // letters switching things off or on: s subpixel off, u uniqueness 0, l no LR check, f no fill,
@@ -138,18 +150,9 @@ TEST(CudaSgmFrames, EveryFrameOfOneMatcherMatchesTheCpu) {
       SgmParams p;
       p.disparities = disparities, p.paths = paths, p.sweeps = sweeps;
       SgmCuda sgm(p, w, h);
-      for (int frame = 0; frame < 3; ++frame) {
-        auto [left, right] =
-            frame == 1 ? test::shiftedPair(w, h, 40)
-                       : std::pair{test::randomImage({Depth::u8, 1}, w, h), test::randomImage({Depth::u8, 1}, w, h)};
-        Outputs want = onCpu(p, left, right), got = runOnGpu(sgm, left, right);
-        EXPECT_TRUE(test::samePixels(want.disparity, got.disparity))
-            << disparities << " disparities, " << paths << " paths" << (sweeps == Sweeps::on ? " (sweeps)" : "")
-            << ", frame " << frame;
-        EXPECT_TRUE(test::samePixels(want.confidence, got.confidence))
-            << disparities << " disparities, " << paths << " paths" << (sweeps == Sweeps::on ? " (sweeps)" : "")
-            << ", frame " << frame;
-      }
+      expectFramesMatchTheCpu(sgm, p, w, h,
+                              std::to_string(disparities) + " disparities, " + std::to_string(paths) + " paths" +
+                                  (sweeps == Sweeps::on ? " (sweeps)" : ""));
     }
 }
 
@@ -246,14 +249,7 @@ TEST(CudaSgmPlan, OneSweepALaunchWhereAnSmHoldsOnlyOneBandOfEach) {
   EXPECT_LE(s.bands, 2 * 8);
   EXPECT_LE((s.bands + 7) / 8 * (s.sharedBytes + reserved), 96u * 1024) << "the bands an SM holds";
   SgmCuda sgm(p, w, h);
-  for (int frame = 0; frame < 3; ++frame) {
-    auto [left, right] =
-        frame == 1 ? test::shiftedPair(w, h, 40)
-                   : std::pair{test::randomImage({Depth::u8, 1}, w, h), test::randomImage({Depth::u8, 1}, w, h)};
-    Outputs want = onCpu(p, left, right), got = runOnGpu(sgm, left, right);
-    EXPECT_TRUE(test::samePixels(want.disparity, got.disparity)) << "frame " << frame;
-    EXPECT_TRUE(test::samePixels(want.confidence, got.confidence)) << "frame " << frame;
-  }
+  expectFramesMatchTheCpu(sgm, p, w, h, "planned as a Xavier");
 }
 
 // By default the sweeps go where their bands are wide enough to be the faster: planned for an AGX
