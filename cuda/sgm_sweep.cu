@@ -244,17 +244,17 @@ template <int D, bool kRing> __global__ void __launch_bounds__(kThreads, kMinBlo
           int minPrev;
           // Where the predecessor's costs and minimum are, and where the slot's go.
           const int at = kRing ? ringSlot<dx>(slot, turn, a.slots) : slot;
-          const int from = kRing ? direction * a.slots + at
-                                 : (direction * 2 + read) * a.slots + min(max(predecessor, 0), a.slots - 1);
-          const int to = kRing ? from : (direction * 2 + written) * a.slots + slot;
-          const int minimumFrom = kRing ? (direction * 2 + read) * a.slots + at : from;
-          const int minimumTo = kRing ? (direction * 2 + written) * a.slots + at : to;
+          const int costsFrom = kRing ? direction * a.slots + at
+                                      : (direction * 2 + read) * a.slots + min(max(predecessor, 0), a.slots - 1);
+          const int costsTo = kRing ? costsFrom : (direction * 2 + written) * a.slots + slot;
+          const int minimumFrom = kRing ? (direction * 2 + read) * a.slots + at : costsFrom;
+          const int minimumTo = kRing ? (direction * 2 + written) * a.slots + at : costsTo;
           if (handoff && known) {
             const uint8_t* from = entry(band + (fromLeft ? -1 : 1), handoffIn & 1, fromLeft ? 0 : 1, index);
             v = __ldcg(reinterpret_cast<const uint4*>(from + part * 16));
             minPrev = __ldcg(reinterpret_cast<const int*>(from + D));
           } else {
-            v = *reinterpret_cast<const uint4*>(costs + from * D + part * 16);
+            v = *reinterpret_cast<const uint4*>(costs + costsFrom * D + part * 16);
             minPrev = minima[minimumFrom];
           }
           const uint32_t words[kRuns] = {known ? v.x : 0u, known ? v.y : 0u, known ? v.z : 0u, known ? v.w : 0u};
@@ -281,7 +281,7 @@ template <int D, bool kRing> __global__ void __launch_bounds__(kThreads, kMinBlo
                 sum[q][j] += next[q][2 * j] | next[q][2 * j + 1] << 16;
             }
           }
-          *reinterpret_cast<uint4*>((active ? costs + to * D : spare) + part * 16) =
+          *reinterpret_cast<uint4*>((active ? costs + costsTo * D : spare) + part * 16) =
               make_uint4(packed[0], packed[1], packed[2], packed[3]);
           *(active ? minima + minimumTo : reinterpret_cast<int*>(spare + D)) = lowest;  // the column's lanes alike
         };
