@@ -4,6 +4,7 @@
 // poisoned first.
 #include <cstdlib>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "cuda/device.hpp"
@@ -223,6 +224,25 @@ class PlannedDevice {
   }
   std::optional<std::string> sms_, kib_;
 };
+
+// What the environment asks the plans for is a count, or an error that names it (no device needed).
+TEST(CudaSgmPlan, APlannedDeviceThatIsNotACountIsNamed) {
+  for (const char* name : {"POLARPIPE_PLAN_SMS", "POLARPIPE_PLAN_SHARED_KIB"})
+    for (const char* bad : {"lots", "-4", "0", "12k"}) {
+      PlannedDevice device(16, 164);
+      setenv(name, bad, 1);
+      try {
+        if (std::string(name) == "POLARPIPE_PLAN_SMS")
+          plannedMultiprocessors();
+        else
+          plannedSharedMemoryPerMultiprocessor();
+        ADD_FAILURE() << name << "=" << bad << " was taken";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find(std::string(name) + ": "), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos) << e.what();
+      }
+    }
+}
 
 // Planned for an AGX Orin (16 SMs, 164 KiB of shared memory each) every band of both sweeps is
 // resident at once; for an AGX Xavier (8 SMs, 96 KiB) an SM cannot hold a band of each sweep, so the
