@@ -272,6 +272,26 @@ TEST(CudaSgmPlan, OneSweepALaunchWhereAnSmHoldsOnlyOneBandOfEach) {
   expectFramesMatchTheCpu(sgm, p, w, h, "planned as a Xavier");
 }
 
+// Two matchers whose sweep blocks need different shared memory, both past the 48 KiB every device
+// gives: the second's plan leaves the first's launches room, and both still match the CPU.
+TEST(CudaSgmPlan, TwoMatchersOfDifferentBandsBothRun) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  if (deviceAttribute(cudaDevAttrMultiProcessorCount) < 16 ||
+      deviceAttribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor) < 164 * 1024)
+    GTEST_SKIP() << "smaller than an AGX Orin: " << gpuDescription();
+  SgmParams p;
+  p.disparities = 128, p.paths = 8, p.sweeps = Sweeps::on;
+  PlannedDevice orin(16, 164);
+  const int h = 24, wide = 1224, narrow = 900;
+  const SweepPlan widePlan = planSweeps(p, wide, h), narrowPlan = planSweeps(p, narrow, h);
+  ASSERT_GT(narrowPlan.sharedBytes, 48u * 1024);
+  ASSERT_LT(narrowPlan.sharedBytes, widePlan.sharedBytes);
+  ASSERT_EQ(narrowPlan.ring, widePlan.ring) << "the same kernel";
+  SgmCuda first(p, wide, h), second(p, narrow, h);
+  expectFramesMatchTheCpu(first, p, wide, h, "the wider bands, planned first");
+  expectFramesMatchTheCpu(second, p, narrow, h, "the narrower bands, planned second");
+}
+
 // By default the sweeps go where their bands are wide enough to be the faster: planned for an AGX
 // Orin's 16 SMs at half the sensor's width, not on a big GPU's SMs (ctest runs this both ways).
 TEST(CudaSgmPlan, AutomaticSweepsWhereTheBandsAreWide) {
