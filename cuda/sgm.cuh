@@ -37,8 +37,10 @@ constexpr bool costsInVolume(int disparities) { return disparities == 256; }
 void launchMatchingCost(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
 
 // Every path direction (4 or 8) over every line of the image, added into the volume's sums, which
-// must be zero.
-void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
+// must be zero; or, with Lines::columns, only the directions from above and below, added to what
+// the walk from the left stored (see launchRowsFromLeft).
+enum class Lines : uint8_t { all, columns };
+void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, Lines lines, cudaStream_t stream);
 
 // The six directions from above and below of 8 paths in two sweeps of column bands (see
 // cuda/sgm_sweep.cu), where the device holds every band of a sweep at once: how many bands a sweep,
@@ -63,14 +65,20 @@ struct SweepBuffers {
 void launchSweeps(const SgmParams& p, const SgmBuffers& b, const SweepPlan& s, const SweepBuffers& w,
                   cudaStream_t stream);
 
-// Where the sweeps take six directions, the two along the rows (see cuda/sgm_rows.cu): first the
-// walk from the left, which stores each pixel's path costs as its sums (the volume need not be
-// zero); after the sweeps, the walk from the right, which adds its own to the sums as it reads them
-// and takes the winner as launchWinnerTakesAll does (the volume is left as it was). `records` and
-// `rightBest`: width x height each, its scratch.
+// Where the sweeps take six directions (or, with 4 paths, rowsAroundColumns), the two along the
+// rows (see cuda/sgm_rows.cu): first the walk from the left, which stores each pixel's path costs
+// as its sums (the volume need not be zero); after the other directions, the walk from the right,
+// which adds its own to the sums as it reads them and takes the winner as launchWinnerTakesAll
+// does (the volume is left as it was). `records` and `rightBest`: width x height each, its scratch.
 void launchRowsFromLeft(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
 void launchRowsFromRight(const SgmParams& p, const SgmBuffers& b, uint2* records, uint8_t* rightBest,
                          ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream);
+
+// With 4 paths below 256 disparities: whether the rows are walked around the columns (the walk from
+// the left, the columns' walkers adding to its sums, the walk from the right taking the winner)
+// rather than every direction adding to zeros and a winner-takes-all pass (SgmParams::sweeps, by
+// the planned device's SMs: see kRowsAroundSms).
+bool rowsAroundColumns(const SgmParams& p);
 
 // Winner takes all over the sums, sub-pixel, uniqueness, the right image's disparities, the
 // left-right check and the fill: writes disparity x 16 (or kInvalidDisparity) and, when

@@ -8,7 +8,8 @@
 // walkers taking theirs from a window in shared memory that the block fills two steps ahead and a
 // row's walkers shifting theirs along; at 256 it reads them from the volume words it then adds to
 // (see costsInVolume). Where the sweeps (cuda/sgm_sweep.cu) take six directions, cuda/sgm_rows.cu
-// walks the other two.
+// walks the other two; with 4 paths it may walk the rows around these walkers' columns
+// (Lines::columns: they add to the sums the walk from the left stored).
 #include <type_traits>
 
 #include "cuda/dependent_launch.cuh"
@@ -332,7 +333,8 @@ template <class Kernel> int residentWarps(Kernel kernel) {
   return residentBlocks(kernel, kWarpsPerBlock * 32) * kWarpsPerBlock;
 }
 
-template <int D, int kLaneDisparities> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
+template <int D, int kLaneDisparities>
+void launch(const SgmParams& p, const SgmBuffers& b, Lines lines, cudaStream_t stream) {
   using W = Walkers<D, kLaneDisparities>;
   constexpr int kWarps = kSharesCodes<D, kLaneDisparities> ? kWarpsPerBlock : 1;  // a block's walkers share a window
   auto directionWarps = [&](int dy) {
@@ -343,9 +345,10 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
     launchDependent(kernel, blocks, kWarpsPerBlock * 32, 0, stream, p, b, dirs);
   };
   int top = 0, bottom = 0, rows = 0;  // warps of the directions from the top, from the bottom, along the rows
+  auto walked = [&](int dy) { return lines == Lines::all || dy != 0; };
   for (int i = 0; i < p.paths; ++i) {
     const int dy = kPathDirections[i][1];
-    (dy > 0 ? top : dy < 0 ? bottom : rows) += directionWarps(dy);
+    if (walked(dy)) (dy > 0 ? top : dy < 0 ? bottom : rows) += directionWarps(dy);
   }
 
   // At 256 disparities with 8 paths the kernel leaves too few warps resident for a full-size front
@@ -369,7 +372,7 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
   Directions dirs{0, {}, {}, {0}};
   for (int dy : {rowsFirst ? 0 : 1, rowsFirst ? 1 : -1, rowsFirst ? -1 : 0})
     for (int i = 0; i < p.paths; ++i) {
-      if (kPathDirections[i][1] != dy) continue;
+      if (kPathDirections[i][1] != dy || !walked(dy)) continue;
       int k = dirs.count++;
       dirs.dx[k] = kPathDirections[i][0], dirs.dy[k] = dy;
       dirs.firstWarp[k + 1] = dirs.firstWarp[k] + directionWarps(dy);
@@ -379,20 +382,20 @@ template <int D, int kLaneDisparities> void launch(const SgmParams& p, const Sgm
 
 // Sixteen disparities a lane take the fewest instructions a disparity. With 4 paths there are too
 // few walkers for that to keep the device busy; eight a lane do better there.
-template <int D> void launch(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
+template <int D> void launch(const SgmParams& p, const SgmBuffers& b, Lines lines, cudaStream_t stream) {
   if (p.paths == 8)
-    launch<D, 16>(p, b, stream);
+    launch<D, 16>(p, b, lines, stream);
   else
-    launch<D, 8>(p, b, stream);
+    launch<D, 8>(p, b, lines, stream);
 }
 
 }  // namespace
 
-void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream) {
+void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, Lines lines, cudaStream_t stream) {
   switch (p.disparities) {
-    case 64: return launch<64>(p, b, stream);
-    case 128: return launch<128>(p, b, stream);
-    case 256: return launch<256>(p, b, stream);
+    case 64: return launch<64>(p, b, lines, stream);
+    case 128: return launch<128>(p, b, lines, stream);
+    case 256: return launch<256>(p, b, lines, stream);
     default:
       throw std::invalid_argument("SGM: disparities must be 64, 128 or 256, not " + std::to_string(p.disparities));
   }

@@ -1,10 +1,12 @@
-// The two directions along the rows where the sweeps (cuda/sgm_sweep.cu) take the other six, and the
-// winner: a walker a row, of 16 disparities a lane as the aggregation's (cuda/sgm_path_aggregation.cu),
-// or of 4 where the GPU has more SMs than such walkers keep busy (withRowRuns).
+// The two directions along the rows, around those from above and below (the sweeps of
+// cuda/sgm_sweep.cu with 8 paths, the columns' walkers of cuda/sgm_path_aggregation.cu with 4), and
+// the winner: a walker a row, of 16 disparities a lane as the aggregation's, or of 4 where the GPU
+// has more SMs than such walkers keep busy (withRowRuns).
 // The walk from the left goes first and stores each pixel's path costs as its sums, so the volume
-// need not be zero; the sweeps add theirs; the walk from the right then reads the sums a step
-// ahead, adds its own path costs in registers and takes each pixel's winner there. So the volume is
-// stored once, added to by the two sweeps, and read once, with no winner-takes-all pass.
+// need not be zero; the other directions add theirs; the walk from the right then reads the sums a
+// step ahead, adds its own path costs in registers and takes each pixel's winner there. So the
+// volume is stored once, added to by the other directions, and read once, with no winner-takes-all
+// pass.
 //
 // The winner as the walk from the right goes (the rules of cuda/sgm_types.hpp, as
 // cuda/sgm_winner_takes_all.cu takes them): each match's (sum << 8 | d) by one permute; the pixel's
@@ -379,6 +381,11 @@ void launchRowsFromLeft(const SgmParams& p, const SgmBuffers& b, cudaStream_t st
                       blocksFor<D, kRuns>(b), kWarpsPerBlock * 32, 0, stream, p, b);
     });
   });
+}
+
+bool rowsAroundColumns(const SgmParams& p) {
+  if (p.paths != 4 || costsInVolume(p.disparities) || p.sweeps == Sweeps::off) return false;
+  return p.sweeps == Sweeps::on || plannedMultiprocessors() <= kRowsAroundSms;
 }
 
 void launchRowsFromRight(const SgmParams& p, const SgmBuffers& b, uint2* records, uint8_t* rightBest,

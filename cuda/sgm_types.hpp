@@ -33,8 +33,15 @@ namespace pp::stereo {
 // planSweeps) is at least kSweepsBandWidth columns wide: at 1224 columns and 128 disparities the
 // sweeps beat the walkers down to bands of 40 columns (AGX Orin's 16 SMs: 80) and lose at 32
 // (measured by SM count in stages/stereo/PERFORMANCE.md).
+// With 4 paths (64 or 128 disparities) the same choice is whether the rows are walked around the
+// columns' walkers (cuda/sgm_rows.cu: the volume stored by the walk from the left, read by the walk
+// from the right as it takes the winner; no zeroing, no winner-takes-all pass) or with them:
+// `automatic` walks them around where the planned device has at most kRowsAroundSms SMs (faster from
+// 8 to 64 of an H200's SMs; on all 132 the rows' two walks one after the other cost more than the
+// pass they save at half size; measured in stages/stereo/PERFORMANCE.md).
 enum class Sweeps : uint8_t { off, on, automatic };
 constexpr int kSweepsBandWidth = 36;
+constexpr int kRowsAroundSms = 64;
 
 struct SgmParams {
   int disparities = 128;  // 64, 128 or 256

@@ -13,10 +13,11 @@ namespace pp::stereo {
 struct SgmCuda::Buffers {
   DeviceBuffer<uint32_t> censusLeft, censusRight;
   DeviceBuffer<uint16_t> volume;
-  SweepPlan sweeps;  // bands == 0: every direction by the aggregation's walkers
+  SweepPlan sweeps;         // bands == 0: the directions from above and below by the aggregation's walkers
+  bool rowsAround = false;  // the rows walked before and after the other directions (cuda/sgm_rows.cu)
   DeviceBuffer<uint8_t> handoff;
   DeviceBuffer<unsigned> flags;
-  DeviceBuffer<uint2> records;      // with the sweeps: the rows' winner's, a pixel each
+  DeviceBuffer<uint2> records;      // with the rows around: the rows' winner's, a pixel each
   DeviceBuffer<uint8_t> rightBest;  // and the right image's best d a pixel
   unsigned frames = 0;
   // The winner-takes-all leaves it so where the aggregation adds to zeros; a frame cut short does not.
@@ -33,10 +34,13 @@ SgmCuda::SgmCuda(const SgmParams& p, int width, int height)
   buffers_->volume = DeviceBuffer<uint16_t>(pixels * p.disparities);
   if (p.median) buffers_->raw = Image({Depth::u16, 1}, width, height, MemoryKind::device);
   buffers_->sweeps = planSweeps(p, width, height);
+  buffers_->rowsAround = buffers_->sweeps.bands > 0 || rowsAroundColumns(p);
   if (buffers_->sweeps.bands > 0) {
     buffers_->handoff = DeviceBuffer<uint8_t>(buffers_->sweeps.handoffBytes);
     buffers_->flags = DeviceBuffer<unsigned>(buffers_->sweeps.flags);
     PP_CUDA_CHECK(cudaMemset(buffers_->flags.get(), 0, buffers_->flags.bytes()));
+  }
+  if (buffers_->rowsAround) {
     buffers_->records = DeviceBuffer<uint2>(pixels);
     buffers_->rightBest = DeviceBuffer<uint8_t>(pixels);
   }
@@ -54,9 +58,10 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
   if (left.width() != width_ || left.height() != height_ || right.width() != width_ || right.height() != height_)
     throw std::invalid_argument("stereo_sgm: images must be " + std::to_string(width_) + "x" + std::to_string(height_));
   // The memset before the census, so that the kernels from the census on follow each other
-  // directly (see launchCensus). With the sweeps the walk from the left stores the first sums: no zeros.
+  // directly (see launchCensus). With the rows around the other directions the walk from the left
+  // stores the first sums: no zeros.
   const SweepPlan& sweeps = buffers_->sweeps;
-  const bool addsToZeros = !costsInVolume(p_.disparities) && sweeps.bands == 0;
+  const bool addsToZeros = !costsInVolume(p_.disparities) && !buffers_->rowsAround;
   if (addsToZeros && !buffers_->volumeZero)
     PP_CUDA_CHECK(cudaMemsetAsync(buffers_->volume.get(), 0, buffers_->volume.bytes(), stream));
   buffers_->volumeZero = false;
@@ -70,14 +75,18 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
                buffers_->volume.get()};
   Image& raw = p_.median ? buffers_->raw : disparity;
   ImageView<uint8_t> conf = confidence ? confidence->view<uint8_t>() : ImageView<uint8_t>{};
-  if (sweeps.bands > 0) {
+  if (buffers_->rowsAround) {
     launchRowsFromLeft(p_, b, stream);
-    const unsigned epoch = 1 + buffers_->frames++ % 65535;
-    launchSweeps(p_, b, sweeps, SweepBuffers{buffers_->handoff.get(), buffers_->flags.get(), epoch}, stream);
+    if (sweeps.bands > 0) {
+      const unsigned epoch = 1 + buffers_->frames++ % 65535;
+      launchSweeps(p_, b, sweeps, SweepBuffers{buffers_->handoff.get(), buffers_->flags.get(), epoch}, stream);
+    } else {
+      launchPathAggregation(p_, b, Lines::columns, stream);
+    }
     launchRowsFromRight(p_, b, buffers_->records.get(), buffers_->rightBest.get(), raw.view<uint16_t>(), conf, stream);
   } else {
     if (costsInVolume(p_.disparities)) launchMatchingCost(p_, b, stream);
-    launchPathAggregation(p_, b, stream);
+    launchPathAggregation(p_, b, Lines::all, stream);
     launchWinnerTakesAll(p_, b, raw.view<uint16_t>(), conf, stream, addsToZeros);
     buffers_->volumeZero = addsToZeros;
   }

@@ -137,7 +137,10 @@ INSTANTIATE_TEST_SUITE_P(
                       // Tall enough that, planned for 16 SMs, the rows take the narrow walkers (four runs
                       // a lane, cuda/sgm_rows.cu's withRowRuns); the smaller ones, and these on a big
                       // GPU's SMs, take the wide ones.
-                      Case{40, 700, 64, 8, 0, "w"}, Case{33, 330, 128, 8, 1, "wa"}));
+                      Case{40, 700, 64, 8, 0, "w"}, Case{33, 330, 128, 8, 1, "wa"},
+                      // 4 paths with the rows walked around the columns' walkers.
+                      Case{131, 77, 128, 4, 0, "w"}, Case{160, 50, 64, 4, 3, "wsua"}, Case{1, 5, 64, 4, 0, "w"},
+                      Case{65, 70, 128, 4, 9, "wlfm"}, Case{40, 700, 64, 4, 0, "w"}, Case{57, 1, 128, 4, 0, "w"}));
 
 // One matcher, several frames: each starts from zero sums (below 256 disparities the
 // winner-takes-all clears the sums it reads for the next frame; at 256 the matching-cost pass
@@ -147,7 +150,8 @@ TEST(CudaSgmFrames, EveryFrameOfOneMatcherMatchesTheCpu) {
   if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
   const int w = 211, h = 67;
   for (int disparities : {128, 256})
-    for (auto [paths, sweeps] : {std::pair{4, Sweeps::off}, std::pair{8, Sweeps::off}, std::pair{8, Sweeps::on}}) {
+    for (auto [paths, sweeps] :
+         {std::pair{4, Sweeps::off}, std::pair{4, Sweeps::on}, std::pair{8, Sweeps::off}, std::pair{8, Sweeps::on}}) {
       SgmParams p;
       p.disparities = disparities, p.paths = paths, p.sweeps = sweeps;
       SgmCuda sgm(p, w, h);
@@ -312,6 +316,36 @@ TEST(CudaSgmPlan, AutomaticSweepsWhereTheBandsAreWide) {
   }
   p.sweeps = Sweeps::off;
   EXPECT_EQ(planSweeps(p, 1224, 1024).bands, 0);
+}
+
+// With 4 paths `auto` walks the rows around the columns' walkers on a Jetson's few SMs (faster
+// there), not on a big GPU's; `true` and `false` as asked; never at 256 disparities (their costs are
+// in the volume) nor with 8 paths (the sweeps' choice). Planned for an Orin, frames of `auto` match.
+TEST(CudaSgmPlan, FourPathsWalkTheRowsAroundTheColumnsOnFewSms) {
+  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
+  SgmParams p;
+  p.disparities = 128, p.paths = 4;
+  EXPECT_EQ(p.sweeps, Sweeps::automatic);
+  EXPECT_EQ(rowsAroundColumns(p), plannedMultiprocessors() <= kRowsAroundSms) << plannedMultiprocessors() << " SMs";
+  {
+    PlannedDevice orin(16, 164);
+    EXPECT_TRUE(rowsAroundColumns(p));
+    const int w = 203, h = 47;
+    SgmCuda sgm(p, w, h);
+    expectFramesMatchTheCpu(sgm, p, w, h, "4 paths, auto, planned for 16 SMs");
+  }
+  if (deviceAttribute(cudaDevAttrMultiProcessorCount) > kRowsAroundSms) {
+    PlannedDevice big(kRowsAroundSms + 1, 164);
+    EXPECT_FALSE(rowsAroundColumns(p)) << "a big GPU's SMs take the walkers";
+  }
+  p.sweeps = Sweeps::on;
+  EXPECT_TRUE(rowsAroundColumns(p));
+  p.disparities = 256;
+  EXPECT_FALSE(rowsAroundColumns(p));
+  p.disparities = 64, p.paths = 8;
+  EXPECT_FALSE(rowsAroundColumns(p));
+  p.paths = 4, p.sweeps = Sweeps::off;
+  EXPECT_FALSE(rowsAroundColumns(p));
 }
 
 // Random maps reach outside the source, onto its border and into NaN; real maps from the calibration.
