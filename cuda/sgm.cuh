@@ -74,7 +74,7 @@ void launchRowsFromLeft(const SgmParams& p, const SgmBuffers& b, cudaStream_t st
 void launchRowsFromRight(const SgmParams& p, const SgmBuffers& b, uint2* records, uint8_t* rightBest,
                          ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream);
 
-// With 4 paths below 256 disparities: whether the rows are walked around the columns (the walk from
+// With 4 paths: whether the rows are walked around the columns (the walk from
 // the left, the columns' walkers adding to its sums, the walk from the right taking the winner)
 // rather than every direction adding to zeros and a winner-takes-all pass (SgmParams::sweeps, by
 // the planned device's SMs: see kRowsAroundSms).

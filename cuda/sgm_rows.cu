@@ -33,8 +33,8 @@ namespace {
 constexpr int kWarpsPerBlock = 4;
 constexpr int kRun = 4;  // a lane's disparities: kRuns runs of four
 
-// A row's walker: kRuns runs of four disparities a lane (four: the fewest instructions a step; one:
-// four times the lanes, so four times the warps, each step's chain a quarter as long, for GPUs with
+// A row's walker: kRuns runs of four disparities a lane (four: the fewest instructions a step; one,
+// or two at 256 disparities, a warp a walker: more warps, each step's chain shorter, for GPUs with
 // more SMs than the rows' narrow walkers keep busy; see withRowRuns).
 template <int D, int kRuns> struct RowWalkers {
   static constexpr int kLanes = D / (kRun * kRuns);  // a walker's
@@ -43,8 +43,9 @@ template <int D, int kRuns> struct RowWalkers {
   static constexpr int kRunStride = D / kRuns;
 };
 
-// A right-image column's best d where it has no match (kNoMatch's low byte; d < 255 here).
-constexpr uint8_t kNoRightMatch = 0xFF;
+// Where a pixel's match is left of the right image, so that there is no right-image best to check
+// it against: above every d a byte holds (256 disparities take them all).
+constexpr int kNoRightMatch = 256;
 
 // What the walk from the right leaves a pixel: (sum << 8 | d) of its best in x's bits 0-18 and the
 // lowest sum more than one disparity from it in bits 19-29; the sums at d - 1 and d + 1 in y's halves.
@@ -65,6 +66,7 @@ __device__ __forceinline__ uint32_t permute(uint32_t a, uint32_t b, uint32_t sel
 __device__ __forceinline__ uint32_t pickRun(const uint32_t (&runs)[4], int q) {
   return q & 2 ? (q & 1 ? runs[3] : runs[2]) : (q & 1 ? runs[1] : runs[0]);
 }
+__device__ __forceinline__ uint32_t pickRun(const uint32_t (&runs)[2], int q) { return q & 1 ? runs[1] : runs[0]; }
 __device__ __forceinline__ uint32_t pickRun(const uint32_t (&runs)[1], int) { return runs[0]; }
 
 // One pixel's winner from its sums `total` (lane part's run q: disparities d and d + 1 of
@@ -126,7 +128,7 @@ __device__ __forceinline__ uint2 takeWinner(const uint32_t (&total)[kRuns][2],
 }
 
 // Where the walk from the right leaves its results: a record a pixel and the right image's best d
-// a column (kNoRightMatch where none), width x height each.
+// a column, width x height each.
 struct RowWinnerBuffers {
   uint2* records;
   uint8_t* rightBest;
@@ -225,12 +227,17 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
     }
     uint32_t next[kRuns][kWords];
     minPrev = pathStep<kPairs, W::kLanes, kRuns>(prev, cost, place, p.p1, minPrev, now.p2, next);
-    // The run's path costs as the volume's pair words (below 2^16 each).
+    // The run's path costs as the volume's pair words (below 2^16 each); walking right where
+    // costsInVolume, with the matching costs above them for the other directions' walkers.
     uint32_t words[kRuns][2];
 #pragma unroll
     for (int q = 0; q < kRuns; ++q) {
       words[q][0] = kPairs ? next[q][0] : __byte_perm(next[q][0], next[q][1], 0x5410);
       words[q][1] = kPairs ? next[q][1] : __byte_perm(next[q][2], next[q][3], 0x5410);
+      if (costsInVolume(D) && kDx > 0) {
+        words[q][0] += (kPairs ? cost[q][0] : __byte_perm(cost[q][0], cost[q][1], 0x5410)) << kSumBits;
+        words[q][1] += (kPairs ? cost[q][1] : __byte_perm(cost[q][2], cost[q][3], 0x5410)) << kSumBits;
+      }
 #pragma unroll
       for (int j = 0; j < kWords; ++j) prev[q][j] = next[q][j];
     }
@@ -244,9 +251,10 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
       if (!spare) records[min(x + 1, width - 1)] = record;
       if (!spare && part == 0 && column >= 0) rightRow[column] = static_cast<uint8_t>(rightBest[0]);
       moveRowCodes<kRuns, kRun>(rightBest, false, place, kNoMatch);
+      constexpr uint32_t kSums = (costsInVolume(D) ? kSumMask : 0xFFFFu) * 0x10001u;  // the costs above them out
 #pragma unroll
       for (int q = 0; q < kRuns; ++q)
-        pending[q][0] = now.sums[q].x + words[q][0], pending[q][1] = now.sums[q].y + words[q][1];
+        pending[q][0] = (now.sums[q].x + words[q][0]) & kSums, pending[q][1] = (now.sums[q].y + words[q][1]) & kSums;
     } else if (!spare) {
 #pragma unroll
       for (int q = 0; q < kRuns; ++q)
@@ -344,14 +352,16 @@ template <int D, int kRuns, bool kAdaptive> __global__ void __launch_bounds__(kW
   }
 }
 
-// f(std::integral_constant<int, D>) for the sweeps' disparity counts (below 256, where the walkers
-// compute their matching costs from census codes).
+// f(std::integral_constant<int, D>). At 256 disparities (costsInVolume) the walk from the left also
+// stores each pixel's matching costs above its sums, which the other directions' walkers read, and
+// the walk from the right masks them off the sums it reads.
 template <class F> void withDisparities(const SgmParams& p, F&& f) {
   switch (p.disparities) {
     case 64: return f(std::integral_constant<int, 64>{});
     case 128: return f(std::integral_constant<int, 128>{});
+    case 256: return f(std::integral_constant<int, 256>{});
     default:
-      throw std::invalid_argument("SGM rows' walks: 64 or 128 disparities, not " + std::to_string(p.disparities));
+      throw std::invalid_argument("SGM rows' walks: 64, 128 or 256 disparities, not " + std::to_string(p.disparities));
   }
 }
 
@@ -360,14 +370,14 @@ template <int D, int kRuns> int blocksFor(const SgmBuffers& b) {
 }
 
 // f(std::integral_constant<int, kRuns>) for the rows' walkers: the narrow ones (four runs a lane)
-// where they give every SM five warps at least, else the wide ones (one run), whose four times the
-// warps hide a step's latency where the narrow ones leave schedulers idle (the crossover measured
-// by SM count is in stages/stereo/PERFORMANCE.md).
+// where they give every SM five warps at least, else the wide ones (one run a lane, two at 256
+// disparities), whose more warps hide a step's latency where the narrow ones leave schedulers
+// idle (the crossover measured by SM count is in stages/stereo/PERFORMANCE.md).
 template <int D, class F> void withRowRuns(const SgmBuffers& b, F&& f) {
   constexpr int kNarrowWarpsPerSm = 5;
   const int narrowWarps = b.height * RowWalkers<D, 4>::kLanes / 32;
   if (narrowWarps >= kNarrowWarpsPerSm * plannedMultiprocessors()) return f(std::integral_constant<int, 4>{});
-  return f(std::integral_constant<int, 1>{});
+  return f(std::integral_constant < int, D == 256 ? 2 : 1 > {});
 }
 
 }  // namespace
@@ -384,7 +394,7 @@ void launchRowsFromLeft(const SgmParams& p, const SgmBuffers& b, cudaStream_t st
 }
 
 bool rowsAroundColumns(const SgmParams& p) {
-  if (p.paths != 4 || costsInVolume(p.disparities) || p.sweeps == Sweeps::off) return false;
+  if (p.paths != 4 || p.sweeps == Sweeps::off) return false;
   return p.sweeps == Sweeps::on || plannedMultiprocessors() <= kRowsAroundSms;
 }
 

@@ -33,7 +33,7 @@ namespace pp::stereo {
 // planSweeps) is at least kSweepsBandWidth columns wide: at 1224 columns and 128 disparities the
 // sweeps beat the walkers down to bands of 40 columns (AGX Orin's 16 SMs: 80) and lose at 32
 // (measured by SM count in stages/stereo/PERFORMANCE.md).
-// With 4 paths (64 or 128 disparities) the same choice is whether the rows are walked around the
+// With 4 paths (any disparities) the same choice is whether the rows are walked around the
 // columns' walkers (cuda/sgm_rows.cu: the volume stored by the walk from the left, read by the walk
 // from the right as it takes the winner; no zeroing, no winner-takes-all pass) or with them:
 // `automatic` walks them around where the planned device has at most kRowsAroundSms SMs (faster from

@@ -27,7 +27,7 @@ const ParamSchema<SgmParams>& sgmParamSchema() {
                "invalid pixels take the background disparity of their row (their confidence is 0)")
           .add("median", &SgmParams::median, "3x3 median of the valid disparities")
           .addChoice("sweeps", &SgmParams::sweeps,
-                     "64 or 128 disparities: with 8 paths the directions from above and below summed on chip in "
+                     "with 8 paths (64 or 128 disparities) the directions from above and below summed on chip in "
                      "two sweeps of column bands (a third of the volume traffic), with 4 the rows walked around the "
                      "columns (the volume stored once and read once, no winner-takes-all pass); auto: with 8 paths "
                      "where an SM's band is at least " +

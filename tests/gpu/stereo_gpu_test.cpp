@@ -140,7 +140,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{40, 700, 64, 8, 0, "w"}, Case{33, 330, 128, 8, 1, "wa"},
                       // 4 paths with the rows walked around the columns' walkers.
                       Case{131, 77, 128, 4, 0, "w"}, Case{160, 50, 64, 4, 3, "wsua"}, Case{1, 5, 64, 4, 0, "w"},
-                      Case{65, 70, 128, 4, 9, "wlfm"}, Case{40, 700, 64, 4, 0, "w"}, Case{57, 1, 128, 4, 0, "w"}));
+                      Case{65, 70, 128, 4, 9, "wlfm"}, Case{40, 700, 64, 4, 0, "w"}, Case{57, 1, 128, 4, 0, "w"},
+                      // ... at 256 disparities: the walk from the left stores the matching costs too.
+                      Case{263, 41, 256, 4, 7, "wa"}, Case{301, 45, 256, 4, 0, "wsu"},
+                      Case{40, 300, 256, 4, 3, "wlf"}));
 
 // One matcher, several frames: each starts from zero sums (below 256 disparities the
 // winner-takes-all clears the sums it reads for the next frame; at 256 the matching-cost pass
@@ -171,6 +174,10 @@ TEST(CudaSgmReal, AloeAndTheChessboardPairMatchTheCpu) {
   test::StereoScore s = test::scoreAgainst(got.disparity, readImage(test::stereoData("aloeGT.png")));
   EXPECT_GE(s.density, 85.0);
   EXPECT_LE(s.bad2, 17.0);
+  p.paths = 4, p.sweeps = Sweeps::on;  // the rows around the columns
+  EXPECT_TRUE(test::samePixels(onCpu(p, left, right).disparity, onGpu(p, left, right, false).disparity))
+      << "Aloe, 4 paths, the rows around the columns";
+  p.paths = 8, p.sweeps = Sweeps::automatic;
 
   StereoCalibration c = loadCalibration(test::stereoData("chessboard-calibration.yml"));
   Image cl = readGreyImage(test::stereoData("chessboard/left/01.jpg")),
@@ -319,8 +326,8 @@ TEST(CudaSgmPlan, AutomaticSweepsWhereTheBandsAreWide) {
 }
 
 // With 4 paths `auto` walks the rows around the columns' walkers on a Jetson's few SMs (faster
-// there), not on a big GPU's; `true` and `false` as asked; never at 256 disparities (their costs are
-// in the volume) nor with 8 paths (the sweeps' choice). Planned for an Orin, frames of `auto` match.
+// there), not on a big GPU's; `true` and `false` as asked, at 256 disparities too; never with 8
+// paths (the sweeps' choice). Planned for an Orin, frames of `auto` match.
 TEST(CudaSgmPlan, FourPathsWalkTheRowsAroundTheColumnsOnFewSms) {
   if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
   SgmParams p;
@@ -341,7 +348,7 @@ TEST(CudaSgmPlan, FourPathsWalkTheRowsAroundTheColumnsOnFewSms) {
   p.sweeps = Sweeps::on;
   EXPECT_TRUE(rowsAroundColumns(p));
   p.disparities = 256;
-  EXPECT_FALSE(rowsAroundColumns(p));
+  EXPECT_TRUE(rowsAroundColumns(p));
   p.disparities = 64, p.paths = 8;
   EXPECT_FALSE(rowsAroundColumns(p));
   p.paths = 4, p.sweeps = Sweeps::off;
