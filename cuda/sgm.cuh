@@ -65,7 +65,7 @@ struct SweepBuffers {
 void launchSweeps(const SgmParams& p, const SgmBuffers& b, const SweepPlan& s, const SweepBuffers& w,
                   cudaStream_t stream);
 
-// Where the sweeps take six directions (or, with 4 paths, rowsAroundColumns), the two along the
+// Where the sweeps take six directions (or where rowsAroundColumns), the two along the
 // rows (see cuda/sgm_rows.cu): first the walk from the left, which stores each pixel's path costs
 // as its sums (the volume need not be zero); after the other directions, the walk from the right,
 // which adds its own to the sums as it reads them and takes the winner as launchWinnerTakesAll
@@ -74,11 +74,12 @@ void launchRowsFromLeft(const SgmParams& p, const SgmBuffers& b, cudaStream_t st
 void launchRowsFromRight(const SgmParams& p, const SgmBuffers& b, uint2* records, uint8_t* rightBest,
                          ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream);
 
-// With 4 paths: whether the rows are walked around the columns (the walk from
-// the left, the columns' walkers adding to its sums, the walk from the right taking the winner)
-// rather than every direction adding to zeros and a winner-takes-all pass (SgmParams::sweeps, by
-// the planned device's SMs: see kRowsAroundSms).
-bool rowsAroundColumns(const SgmParams& p);
+// Where the sweeps do not take the directions from above and below (4 paths, 256 disparities, no
+// plan): whether the rows are walked around their walkers (the walk from the left, the columns' and
+// diagonals' walkers adding to its sums, the walk from the right taking the winner) rather than
+// every direction adding to zeros and a winner-takes-all pass (SgmParams::sweeps, by the image's
+// pixels an SM of the planned device: see rowsAroundPixelsPerSm).
+bool rowsAroundColumns(const SgmParams& p, int width, int height);
 
 // Winner takes all over the sums, sub-pixel, uniqueness, the right image's disparities, the
 // left-right check and the fill: writes disparity x 16 (or kInvalidDisparity) and, when

@@ -393,9 +393,13 @@ void launchRowsFromLeft(const SgmParams& p, const SgmBuffers& b, cudaStream_t st
   });
 }
 
-bool rowsAroundColumns(const SgmParams& p) {
-  if (p.paths != 4 || p.sweeps == Sweeps::off) return false;
-  return p.sweeps == Sweeps::on || plannedMultiprocessors() <= kRowsAroundSms;
+bool rowsAroundColumns(const SgmParams& p, int width, int height) {
+  if (p.sweeps != Sweeps::automatic) return p.sweeps == Sweeps::on;
+  // With 8 paths below 256 disparities `auto` declined the sweeps for bands too narrow, on SMs
+  // where the walkers are also faster than the rows around them (measured at half size).
+  if (p.paths == 8 && !costsInVolume(p.disparities)) return false;
+  const long long perSm = static_cast<long long>(width) * height / plannedMultiprocessors();
+  return perSm >= rowsAroundPixelsPerSm(p.paths);
 }
 
 void launchRowsFromRight(const SgmParams& p, const SgmBuffers& b, uint2* records, uint8_t* rightBest,

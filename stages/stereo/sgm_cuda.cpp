@@ -34,7 +34,7 @@ SgmCuda::SgmCuda(const SgmParams& p, int width, int height)
   buffers_->volume = DeviceBuffer<uint16_t>(pixels * p.disparities);
   if (p.median) buffers_->raw = Image({Depth::u16, 1}, width, height, MemoryKind::device);
   buffers_->sweeps = planSweeps(p, width, height);
-  buffers_->rowsAround = buffers_->sweeps.bands > 0 || rowsAroundColumns(p);
+  buffers_->rowsAround = buffers_->sweeps.bands > 0 || rowsAroundColumns(p, width, height);
   if (buffers_->sweeps.bands > 0) {
     buffers_->handoff = DeviceBuffer<uint8_t>(buffers_->sweeps.handoffBytes);
     buffers_->flags = DeviceBuffer<unsigned>(buffers_->sweeps.flags);

@@ -26,15 +26,17 @@ const ParamSchema<SgmParams>& sgmParamSchema() {
           .add("fill", &SgmParams::fill,
                "invalid pixels take the background disparity of their row (their confidence is 0)")
           .add("median", &SgmParams::median, "3x3 median of the valid disparities")
-          .addChoice("sweeps", &SgmParams::sweeps,
-                     "with 8 paths (64 or 128 disparities) the directions from above and below summed on chip in "
-                     "two sweeps of column bands (a third of the volume traffic), with 4 the rows walked around the "
-                     "columns (the volume stored once and read once, no winner-takes-all pass); auto: with 8 paths "
-                     "where an SM's band is at least " +
-                         std::to_string(kSweepsBandWidth) + " columns wide, with 4 on at most " +
-                         std::to_string(kRowsAroundSms) +
-                         " SMs (a Jetson's few SMs), the walkers on a big GPU, where they are faster",
-                     {{"auto", Sweeps::automatic}, {"true", Sweeps::on}, {"false", Sweeps::off}});
+          .addChoice(
+              "sweeps", &SgmParams::sweeps,
+              "the directions from above and below: with 8 paths (64 or 128 disparities) summed on chip in "
+              "two sweeps of column bands (a third of the volume traffic), else the rows walked around "
+              "their walkers (the volume stored once and read once, no winner-takes-all pass); auto: the "
+              "sweeps where an SM's band is at least " +
+                  std::to_string(kSweepsBandWidth) + " columns wide, else the rows around where an SM has " +
+                  std::to_string(rowsAroundPixelsPerSm(4)) + " pixels of the image (" +
+                  std::to_string(rowsAroundPixelsPerSm(8)) +
+                  " with 8 paths at 256 disparities), else the walkers (a big GPU's many SMs, where they are faster)",
+              {{"auto", Sweeps::automatic}, {"true", Sweeps::on}, {"false", Sweeps::off}});
   return schema;
 }
 

@@ -142,8 +142,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{131, 77, 128, 4, 0, "w"}, Case{160, 50, 64, 4, 3, "wsua"}, Case{1, 5, 64, 4, 0, "w"},
                       Case{65, 70, 128, 4, 9, "wlfm"}, Case{40, 700, 64, 4, 0, "w"}, Case{57, 1, 128, 4, 0, "w"},
                       // ... at 256 disparities: the walk from the left stores the matching costs too.
-                      Case{263, 41, 256, 4, 7, "wa"}, Case{301, 45, 256, 4, 0, "wsu"},
-                      Case{40, 300, 256, 4, 3, "wlf"}));
+                      Case{263, 41, 256, 4, 7, "wa"}, Case{301, 45, 256, 4, 0, "wsu"}, Case{40, 300, 256, 4, 3, "wlf"},
+                      // 8 paths where the sweeps do not apply: at 256 disparities (a full-width front, a
+                      // launch that does not fit at once on a big GPU), or one row.
+                      Case{301, 45, 256, 8, 0, "w"}, Case{2448, 9, 256, 8, 0, "wa"}, Case{1300, 70, 256, 8, 3, "w"},
+                      Case{57, 1, 128, 8, 0, "w"}));
 
 // One matcher, several frames: each starts from zero sums (below 256 disparities the
 // winner-takes-all clears the sums it reads for the next frame; at 256 the matching-cost pass
@@ -325,34 +328,52 @@ TEST(CudaSgmPlan, AutomaticSweepsWhereTheBandsAreWide) {
   EXPECT_EQ(planSweeps(p, 1224, 1024).bands, 0);
 }
 
-// With 4 paths `auto` walks the rows around the columns' walkers on a Jetson's few SMs (faster
-// there), not on a big GPU's; `true` and `false` as asked, at 256 disparities too; never with 8
-// paths (the sweeps' choice). Planned for an Orin, frames of `auto` match.
-TEST(CudaSgmPlan, FourPathsWalkTheRowsAroundTheColumnsOnFewSms) {
+// `auto` walks the rows around the other walkers where an SM of the planned device has enough of
+// the image (a Jetson's few SMs, a big GPU's at full size), 4 paths or 8 where the sweeps do not
+// apply (256 disparities); `true` and `false` as asked. Planned for an Orin, frames of `auto` match.
+TEST(CudaSgmPlan, TheRowsAroundTheOtherWalkersWhereAnSmHasEnoughPixels) {
   if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
   SgmParams p;
   p.disparities = 128, p.paths = 4;
   EXPECT_EQ(p.sweeps, Sweeps::automatic);
-  EXPECT_EQ(rowsAroundColumns(p), plannedMultiprocessors() <= kRowsAroundSms) << plannedMultiprocessors() << " SMs";
+  for (int paths : {4, 8}) {
+    p.paths = paths, p.disparities = paths == 4 ? 128 : 256;  // 8 paths below 256: the sweeps' choice
+    const long long least = rowsAroundPixelsPerSm(paths) * plannedMultiprocessors();
+    EXPECT_TRUE(rowsAroundColumns(p, static_cast<int>(least / 512) + 1, 512)) << paths << " paths";
+    EXPECT_FALSE(rowsAroundColumns(p, static_cast<int>(least / 512) - 1, 512)) << paths << " paths";
+  }
+  p.paths = 4, p.disparities = 128;
   {
     PlannedDevice orin(16, 164);
-    EXPECT_TRUE(rowsAroundColumns(p));
+    EXPECT_TRUE(rowsAroundColumns(p, 612, 512));
+    EXPECT_FALSE(rowsAroundColumns(p, 160, 120));
     const int w = 203, h = 47;
+    p.sweeps = Sweeps::on;
     SgmCuda sgm(p, w, h);
-    expectFramesMatchTheCpu(sgm, p, w, h, "4 paths, auto, planned for 16 SMs");
+    expectFramesMatchTheCpu(sgm, p, w, h, "4 paths, the rows around, planned for 16 SMs");
+    p.sweeps = Sweeps::automatic;
   }
-  if (deviceAttribute(cudaDevAttrMultiProcessorCount) > kRowsAroundSms) {
-    PlannedDevice big(kRowsAroundSms + 1, 164);
-    EXPECT_FALSE(rowsAroundColumns(p)) << "a big GPU's SMs take the walkers";
+  {
+    PlannedDevice big(132, 228);
+    if (plannedMultiprocessors() == 132) {
+      EXPECT_FALSE(rowsAroundColumns(p, 1224, 1024)) << "a big GPU's SMs take the walkers at half size";
+      EXPECT_TRUE(rowsAroundColumns(p, 2448, 2048)) << "and the rows around at full size";
+    }
   }
-  p.sweeps = Sweeps::on;
-  EXPECT_TRUE(rowsAroundColumns(p));
-  p.disparities = 256;
-  EXPECT_TRUE(rowsAroundColumns(p));
-  p.disparities = 64, p.paths = 8;
-  EXPECT_FALSE(rowsAroundColumns(p));
-  p.paths = 4, p.sweeps = Sweeps::off;
-  EXPECT_FALSE(rowsAroundColumns(p));
+  p.paths = 8;  // 8 paths below 256 disparities: the sweeps where they fit, else the walkers
+  {
+    PlannedDevice orin(16, 164);
+    EXPECT_FALSE(rowsAroundColumns(p, 1224, 1024));
+  }
+  p.sweeps = Sweeps::on;  // where the sweeps do not fit
+  EXPECT_TRUE(rowsAroundColumns(p, 16, 16));
+  p.disparities = 256;  // no sweeps at 256
+  EXPECT_EQ(planSweeps(p, 1224, 1024).bands, 0);
+  EXPECT_TRUE(rowsAroundColumns(p, 16, 16));
+  p.sweeps = Sweeps::off;
+  EXPECT_FALSE(rowsAroundColumns(p, 2448, 2048));
+  p.paths = 4;
+  EXPECT_FALSE(rowsAroundColumns(p, 2448, 2048));
 }
 
 // Random maps reach outside the source, onto its border and into NaN; real maps from the calibration.

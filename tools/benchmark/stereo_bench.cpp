@@ -116,6 +116,9 @@ class RectifyRun : public bench::Run {
       {"stereo/sgm-full-d256-p4-rows", "stereo/sgm-full-d256-p4 with the rows walked around the columns' walkers", true,
        [](bench::Size s, int sets) { return std::make_unique<SgmRun>(s.width, s.height, 256, 4, sets, Sweeps::on); }});
   bench::registry().push_back(
+      {"stereo/sgm-full-d256-p8-rows", "stereo/sgm-full-d256-p8 with the rows walked around the other walkers", true,
+       [](bench::Size s, int sets) { return std::make_unique<SgmRun>(s.width, s.height, 256, 8, sets, Sweeps::on); }});
+  bench::registry().push_back(
       {"stereo/sgm-aloe-d256-p8", "SGM at Middlebury Aloe's 1282x1110, 256 disparities, 8 paths, sub-pixel", true,
        [](bench::Size, int sets) { return std::make_unique<SgmRun>(1282, 1110, 256, 8, sets); }});
   bench::registry().push_back(
