@@ -1,9 +1,11 @@
 // Helpers shared by the tests: temporary folders, random images, pixel comparison.
 #pragma once
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -30,8 +32,21 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// The tests' random inputs: a fresh seed each run, printed (stderr) at the first draw, so that a
+// failure can be replayed: POLARPIPE_TEST_SEED=N gives the same tests, run in the same order, the
+// same inputs.
 inline std::mt19937& rng() {
-  static std::mt19937 generator(std::random_device{}());
+  static std::mt19937 generator([] {
+    const char* asked = std::getenv("POLARPIPE_TEST_SEED");
+    std::mt19937::result_type seed = std::random_device{}();
+    if (asked && *asked) {
+      char* end = nullptr;
+      seed = static_cast<std::mt19937::result_type>(std::strtoul(asked, &end, 10));
+      if (*end) throw std::invalid_argument(std::string("POLARPIPE_TEST_SEED: not a number: '") + asked + "'");
+    }
+    std::fprintf(stderr, "random test inputs: POLARPIPE_TEST_SEED=%lu\n", static_cast<unsigned long>(seed));
+    return seed;
+  }());
   return generator;
 }
 

@@ -258,16 +258,28 @@ TEST(CudaSgmPlan, APlannedDeviceThatIsNotACountIsNamed) {
     }
 }
 
+// Why this device cannot run what is planned for an AGX Orin (16 SMs, 164 KiB of shared memory
+// each), or nothing.
+std::string cannotStandForAnOrin() {
+  if (!gpuAvailable()) return "no CUDA device: " + gpuDescription();
+  if (deviceAttribute(cudaDevAttrMultiProcessorCount) < 16 ||
+      deviceAttribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor) < 164 * 1024)
+    return "smaller than an AGX Orin: " + gpuDescription();
+  return {};
+}
+
+SgmParams eightPathSweeps() {
+  SgmParams p;
+  p.disparities = 128, p.paths = 8, p.sweeps = Sweeps::on;
+  return p;
+}
+
 // Planned for an AGX Orin (16 SMs, 164 KiB of shared memory each) every band of both sweeps is
 // resident at once; for an AGX Xavier (8 SMs, 96 KiB) an SM cannot hold a band of each sweep, so the
 // sweeps go one a launch, their costs in a ring, and every frame still matches the CPU.
 TEST(CudaSgmPlan, OneSweepALaunchWhereAnSmHoldsOnlyOneBandOfEach) {
-  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
-  if (deviceAttribute(cudaDevAttrMultiProcessorCount) < 16 ||
-      deviceAttribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor) < 164 * 1024)
-    GTEST_SKIP() << "smaller than an AGX Orin: " << gpuDescription();
-  SgmParams p;
-  p.disparities = 128, p.paths = 8, p.sweeps = Sweeps::on;
+  if (const std::string why = cannotStandForAnOrin(); !why.empty()) GTEST_SKIP() << why;
+  const SgmParams p = eightPathSweeps();
   const int w = 1224, h = 24;
   const size_t reserved = deviceAttribute(cudaDevAttrReservedSharedMemoryPerBlock);
   {
@@ -289,12 +301,8 @@ TEST(CudaSgmPlan, OneSweepALaunchWhereAnSmHoldsOnlyOneBandOfEach) {
 // Two matchers whose sweep blocks need different shared memory, both past the 48 KiB every device
 // gives: the second's plan leaves the first's launches room, and both still match the CPU.
 TEST(CudaSgmPlan, TwoMatchersOfDifferentBandsBothRun) {
-  if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
-  if (deviceAttribute(cudaDevAttrMultiProcessorCount) < 16 ||
-      deviceAttribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor) < 164 * 1024)
-    GTEST_SKIP() << "smaller than an AGX Orin: " << gpuDescription();
-  SgmParams p;
-  p.disparities = 128, p.paths = 8, p.sweeps = Sweeps::on;
+  if (const std::string why = cannotStandForAnOrin(); !why.empty()) GTEST_SKIP() << why;
+  const SgmParams p = eightPathSweeps();
   PlannedDevice orin(16, 164);
   const int h = 24, wide = 1224, narrow = 900;
   const SweepPlan widePlan = planSweeps(p, wide, h), narrowPlan = planSweeps(p, narrow, h);
