@@ -8,8 +8,8 @@
 // walkers taking theirs from a window in shared memory that the block fills two steps ahead and a
 // row's walkers shifting theirs along; at 256 it reads them from the volume words it then adds to
 // (see costsInVolume). Where the sweeps (cuda/sgm_sweep.cu) take six directions, cuda/sgm_rows.cu
-// walks the other two; with 4 paths it may walk the rows around these walkers' columns
-// (Lines::columns: they add to the sums the walk from the left stored).
+// walks the other two; where the sweeps do not apply (4 paths, 256 disparities) it may walk the
+// rows around these walkers (Lines::columns: they add to the sums the walk from the left stored).
 #include <type_traits>
 
 #include "cuda/dependent_launch.cuh"

@@ -1,12 +1,10 @@
 // The two directions along the rows, around those from above and below (the sweeps of
-// cuda/sgm_sweep.cu with 8 paths, the columns' walkers of cuda/sgm_path_aggregation.cu with 4), and
-// the winner: a walker a row, of 16 disparities a lane as the aggregation's, or of 4 where the GPU
-// has more SMs than such walkers keep busy (withRowRuns).
-// The walk from the left goes first and stores each pixel's path costs as its sums, so the volume
-// need not be zero; the other directions add theirs; the walk from the right then reads the sums a
-// step ahead, adds its own path costs in registers and takes each pixel's winner there. So the
-// volume is stored once, added to by the other directions, and read once, with no winner-takes-all
-// pass.
+// cuda/sgm_sweep.cu, or the walkers of cuda/sgm_path_aggregation.cu where the sweeps do not apply:
+// 4 paths, 256 disparities), and the winner: a walker a row, of 16 disparities a lane as the aggregation's, or of 4
+// where the GPU has more SMs than such walkers keep busy (withRowRuns). The walk from the left goes first and stores
+// each pixel's path costs as its sums, so the volume need not be zero; the other directions add theirs; the walk from
+// the right then reads the sums a step ahead, adds its own path costs in registers and takes each pixel's winner there.
+// So the volume is stored once, added to by the other directions, and read once, with no winner-takes-all pass.
 //
 // The winner as the walk from the right goes (the rules of cuda/sgm_types.hpp, as
 // cuda/sgm_winner_takes_all.cu takes them): each match's (sum << 8 | d) by one permute; the pixel's
@@ -377,7 +375,8 @@ template <int D, class F> void withRowRuns(const SgmBuffers& b, F&& f) {
   constexpr int kNarrowWarpsPerSm = 5;
   const int narrowWarps = b.height * RowWalkers<D, 4>::kLanes / 32;
   if (narrowWarps >= kNarrowWarpsPerSm * plannedMultiprocessors()) return f(std::integral_constant<int, 4>{});
-  return f(std::integral_constant < int, D == 256 ? 2 : 1 > {});
+  constexpr int kWideRuns = D == 256 ? 2 : 1;  // 16 lanes a walker at 64, a warp at 128 and 256
+  return f(std::integral_constant<int, kWideRuns>{});
 }
 
 }  // namespace

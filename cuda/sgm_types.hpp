@@ -39,11 +39,10 @@ namespace pp::stereo {
 // it takes the winner; no zeroing, no winner-takes-all pass) or with them: `automatic` walks them
 // around where each SM of the planned device has at least rowsAroundPixelsPerSm pixels of the
 // image (with 8 paths only at 256: below, where it declined the sweeps, the walkers were faster
-// than the rows around them). The rows' two walks
-// go one after the other, each a chain of a row's width in steps, which more SMs do not shorten; the
-// other walkers' work an SM shrinks with them (measured by size and SM count in
-// stages/stereo/PERFORMANCE.md: an Orin's 16 SMs take it from 612x512 up, all 132 of an H200's at
-// 2448x2048 but not at 1224x1024 or Aloe's 1282x1110).
+// than the rows around them). The rows' two walks go one after the other, each a chain of a row's
+// width in steps, which more SMs do not shorten; the other walkers' work an SM shrinks with them
+// (measured by size and SM count in stages/stereo/PERFORMANCE.md: an Orin's 16 SMs take it from
+// 612x512 up, all 132 of an H200's at 2448x2048 but not at 1224x1024 or Aloe's 1282x1110).
 enum class Sweeps : uint8_t { off, on, automatic };
 constexpr int kSweepsBandWidth = 36;
 constexpr long long rowsAroundPixelsPerSm(int paths) { return paths == 4 ? 16384 : 32768; }
