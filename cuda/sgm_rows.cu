@@ -1,10 +1,12 @@
 // The two directions along the rows, around those from above and below (the sweeps of
 // cuda/sgm_sweep.cu, or the walkers of cuda/sgm_path_aggregation.cu where the sweeps do not apply:
-// 4 paths, 256 disparities), and the winner: a walker a row, of 16 disparities a lane as the aggregation's, or of 4
-// where the GPU has more SMs than such walkers keep busy (withRowRuns). The walk from the left goes first and stores
-// each pixel's path costs as its sums, so the volume need not be zero; the other directions add theirs; the walk from
-// the right then reads the sums a step ahead, adds its own path costs in registers and takes each pixel's winner there.
-// So the volume is stored once, added to by the other directions, and read once, with no winner-takes-all pass.
+// 4 paths, 256 disparities), and the winner: a walker a row, of 16 disparities a lane as the
+// aggregation's, or of 4 (8 at 256 disparities) where the GPU has more SMs than such walkers keep
+// busy (withRowRuns). The walk from the left goes first and stores each pixel's path costs as its
+// sums, so the volume need not be zero; the other directions add theirs; the walk from the right
+// then reads the sums a step ahead, adds its own path costs in registers and takes each pixel's
+// winner there. So the volume is stored once, added to by the other directions, and read once,
+// with no winner-takes-all pass.
 //
 // The winner as the walk from the right goes (the rules of cuda/sgm_types.hpp, as
 // cuda/sgm_winner_takes_all.cu takes them): each match's (sum << 8 | d) by one permute; the pixel's
@@ -32,8 +34,8 @@ constexpr int kWarpsPerBlock = 4;
 constexpr int kRun = 4;  // a lane's disparities: kRuns runs of four
 
 // A row's walker: kRuns runs of four disparities a lane (four: the fewest instructions a step; one,
-// or two at 256 disparities, a warp a walker: more warps, each step's chain shorter, for GPUs with
-// more SMs than the rows' narrow walkers keep busy; see withRowRuns).
+// or two at 256 disparities: more warps, each step's chain shorter, for GPUs with more SMs than the
+// rows' narrow walkers keep busy; see withRowRuns).
 template <int D, int kRuns> struct RowWalkers {
   static constexpr int kLanes = D / (kRun * kRuns);  // a walker's
   static constexpr int kPerWarp = 32 / kLanes;

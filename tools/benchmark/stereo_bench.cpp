@@ -90,34 +90,29 @@ class RectifyRun : public bench::Run {
 };
 
 [[maybe_unused]] const bool registered = [] {
+  // Each size and path count by the walkers (`sweeps: false`), and with `sweeps: true`: the sweeps
+  // (8 paths below 256 disparities) or the rows walked around the other walkers.
   for (int paths : {8, 4}) {
-    std::string p = std::to_string(paths);
-    bench::registry().push_back(
-        {"stereo/sgm-half-d128-p" + p,
-         "SGM at half the frame size, 128 disparities, " + p + " paths by the walkers, sub-pixel", true,
-         [paths](bench::Size s, int sets) {
-           return std::make_unique<SgmRun>(s.width / 2, s.height / 2, 128, paths, sets);
-         }});
-    bench::registry().push_back(
-        {"stereo/sgm-full-d256-p" + p, "SGM at the frame size, 256 disparities, " + p + " paths, sub-pixel", true,
-         [paths](bench::Size s, int sets) { return std::make_unique<SgmRun>(s.width, s.height, 256, paths, sets); }});
+    for (bool half : {true, false}) {
+      const std::string name =
+          std::string("stereo/sgm-") + (half ? "half-d128-p" : "full-d256-p") + std::to_string(paths);
+      const std::string what = std::string(half ? "SGM at half the frame size, 128" : "SGM at the frame size, 256") +
+                               " disparities, " + std::to_string(paths) + " paths";
+      const bool sweeps = half && paths == 8;
+      auto add = [&](const std::string& suffix, const std::string& how, Sweeps choice) {
+        bench::registry().push_back({name + suffix, what + how + ", sub-pixel", true, [=](bench::Size s, int sets) {
+                                       const int scale = half ? 2 : 1;
+                                       return std::make_unique<SgmRun>(s.width / scale, s.height / scale,
+                                                                       half ? 128 : 256, paths, sets, choice);
+                                     }});
+      };
+      add("", " by the walkers", Sweeps::off);
+      add(sweeps ? "-sweeps" : "-rows",
+          sweeps ? " with the directions from above and below in sweeps"
+                 : " with the rows walked around the other walkers",
+          Sweeps::on);
+    }
   }
-  bench::registry().push_back({"stereo/sgm-half-d128-p8-sweeps",
-                               "stereo/sgm-half-d128-p8 with the directions from above and below in sweeps", true,
-                               [](bench::Size s, int sets) {
-                                 return std::make_unique<SgmRun>(s.width / 2, s.height / 2, 128, 8, sets, Sweeps::on);
-                               }});
-  bench::registry().push_back({"stereo/sgm-half-d128-p4-rows",
-                               "stereo/sgm-half-d128-p4 with the rows walked around the columns' walkers", true,
-                               [](bench::Size s, int sets) {
-                                 return std::make_unique<SgmRun>(s.width / 2, s.height / 2, 128, 4, sets, Sweeps::on);
-                               }});
-  bench::registry().push_back(
-      {"stereo/sgm-full-d256-p4-rows", "stereo/sgm-full-d256-p4 with the rows walked around the columns' walkers", true,
-       [](bench::Size s, int sets) { return std::make_unique<SgmRun>(s.width, s.height, 256, 4, sets, Sweeps::on); }});
-  bench::registry().push_back(
-      {"stereo/sgm-full-d256-p8-rows", "stereo/sgm-full-d256-p8 with the rows walked around the other walkers", true,
-       [](bench::Size s, int sets) { return std::make_unique<SgmRun>(s.width, s.height, 256, 8, sets, Sweeps::on); }});
   bench::registry().push_back(
       {"stereo/sgm-aloe-d256-p8", "SGM at Middlebury Aloe's 1282x1110, 256 disparities, 8 paths, sub-pixel", true,
        [](bench::Size, int sets) { return std::make_unique<SgmRun>(1282, 1110, 256, 8, sets); }});
