@@ -22,6 +22,8 @@ int deviceAttribute(cudaDeviceAttr attribute) {
   return value;
 }
 
+void finishSynchronousCopies() { PP_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy)); }
+
 namespace {
 
 // The environment's `name` as a count from 1 to 2^16 (what it asks for), or 0 where it is unset.

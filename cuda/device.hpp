@@ -1,4 +1,5 @@
-// The current device's attributes, for launchers that size their work by the device.
+// The current device: its attributes, for launchers that size their work by the device, and the
+// end of its synchronous copies.
 #pragma once
 #include <cstddef>
 
@@ -19,5 +20,11 @@ int plannedMultiprocessors();
 // device's, or less where the environment's POLARPIPE_PLAN_SHARED_KIB asks (AGX Xavier 96, AGX Orin
 // 164), with POLARPIPE_PLAN_SMS. Throws std::invalid_argument where it is not a count >= 1.
 size_t plannedSharedMemoryPerMultiprocessor();
+
+// Waits until what CUDA's synchronous calls wrote to the device has landed: cudaMemcpy and
+// cudaMemcpyToSymbol from pageable memory, and cudaMemset, may return before the device has done
+// them, and they go on the legacy default stream, which the pipeline's non-blocking streams do not
+// wait for. Setup uploads and test poison call it before any stream reads what they wrote.
+void finishSynchronousCopies();
 
 }  // namespace pp

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/device.hpp"
 #include "cuda/dof_gather.cuh"
 #include "cuda/dof_math.hpp"
 #include "cuda/shared_memory.cuh"
@@ -428,6 +429,7 @@ void uploadRadiusTaps(const float* taps, int count) {
     weights[r] = sum * sum;
   }
   PP_CUDA_CHECK(cudaMemcpyToSymbol(gRadiusWeight, weights.data(), sizeof(float) * weights.size()));
+  finishSynchronousCopies();
 }
 
 void launchDofGather(ImageView<const uint8_t> image, ImageView<const uint8_t> depth, ImageView<uint8_t> out,

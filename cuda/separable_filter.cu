@@ -2,6 +2,7 @@
 #include <string>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/device.hpp"
 #include "cuda/separable_filter.cuh"
 #include "cuda/shared_memory.cuh"
 
@@ -125,6 +126,7 @@ void uploadConstantTaps(int slot, const float* taps, int count) {
     throw std::invalid_argument("separable filter: no constant slot " + std::to_string(slot) + " for " +
                                 std::to_string(count) + " taps");
   PP_CUDA_CHECK(cudaMemcpyToSymbol(cTaps, taps, sizeof(float) * count, sizeof(float) * kMaxConstantTaps * slot));
+  finishSynchronousCopies();
 }
 
 template <class T>

@@ -8,6 +8,7 @@
 
 #if POLARPIPE_HAS_CUDA
 #include "cuda/cuda_check.hpp"
+#include "cuda/device.hpp"
 #endif
 
 namespace pp {
@@ -126,6 +127,7 @@ void fillBytes(Image& image, uint8_t value) {
   if (image.memory() == MemoryKind::device) {
 #if POLARPIPE_HAS_CUDA
     PP_CUDA_CHECK(cudaMemset(image.data(), value, image.bytes()));
+    finishSynchronousCopies();
 #endif
     return;
   }

@@ -74,7 +74,8 @@ double sampleAt(const Image& image, int x, int y, int channel);
 // 14-bit fixed point (cuda/luma.hpp does the same on the device).
 void rgbToGrey(const Image& rgb, Image& grey);
 
-// Fills every byte with `value`: tests poison outputs so an unwritten pixel shows.
+// Fills every byte with `value`: tests poison outputs so an unwritten pixel shows. Device memory
+// holds it when this returns, whichever stream reads it next.
 void fillBytes(Image& image, uint8_t value);
 
 }  // namespace pp

@@ -131,7 +131,7 @@ void ComposerCuda::compose(const std::vector<const Image*>& tiles, const std::ve
                                 table.colormap != styles[i].colormap || table.max != styles[i].max)) {
       std::vector<uint8_t> host = colourTable(depth, channels, styles[i]);
       table = {depth, channels, styles[i].colormap, styles[i].max, DeviceBuffer<uint8_t>(host.size())};
-      PP_CUDA_CHECK(cudaMemcpy(table.rgb.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
+      PP_CUDA_CHECK(cudaMemcpyAsync(table.rgb.get(), host.data(), host.size(), cudaMemcpyHostToDevice, stream));
     }
     DeviceTile t{static_cast<const uint8_t*>(tile.data()),
                  tile.pitch(),

@@ -9,6 +9,7 @@
 
 #if POLARPIPE_HAS_CUDA
 #include "cuda/cuda_check.hpp"
+#include "cuda/device.hpp"
 #include "cuda/separable_filter.cuh"
 #endif
 
@@ -107,6 +108,7 @@ SeparableCuda::SeparableCuda(std::vector<float> taps) : taps_(std::move(taps)) {
   } else {  // more filters than slots, or more than 64 taps: read from global memory
     PP_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&global_), sizeof(float) * taps_.size()));
     PP_CUDA_CHECK(cudaMemcpy(global_, taps_.data(), sizeof(float) * taps_.size(), cudaMemcpyHostToDevice));
+    finishSynchronousCopies();
   }
 }
 

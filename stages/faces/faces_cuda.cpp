@@ -6,6 +6,7 @@
 
 #if POLARPIPE_HAS_CUDA
 #include "cuda/cuda_check.hpp"
+#include "cuda/device.hpp"
 #include "cuda/haar.cuh"
 #include "cuda/haar_norm.hpp"
 #include "cuda/luma.cuh"
@@ -191,6 +192,7 @@ FaceDetectorCuda::FaceDetectorCuda(const Cascade& c, const DetectParams& p, int 
   upload(s.tileLevels, tileLevels);
   upload(s.stumps, stumps);
   upload(s.stages, stages);
+  finishSynchronousCopies();
   s.pixels = DeviceBuffer<uint8_t>(std::max<size_t>(pixels, 1));
   s.codes = DeviceBuffer<int8_t>(static_cast<size_t>(s.capacity));
   s.norms = DeviceBuffer<float>(static_cast<size_t>(s.capacity));

@@ -1,6 +1,7 @@
 #include "stages/stereo/sgm.hpp"
 
 #if POLARPIPE_HAS_CUDA
+#include "cuda/device.hpp"
 #include "cuda/luma.cuh"
 #include "cuda/sgm.cuh"
 #include "pipeline/device_buffer.hpp"
@@ -39,6 +40,7 @@ SgmCuda::SgmCuda(const SgmParams& p, int width, int height)
     buffers_->handoff = DeviceBuffer<uint8_t>(buffers_->sweeps.handoffBytes);
     buffers_->flags = DeviceBuffer<unsigned>(buffers_->sweeps.flags);
     PP_CUDA_CHECK(cudaMemset(buffers_->flags.get(), 0, buffers_->flags.bytes()));
+    finishSynchronousCopies();
   }
   if (buffers_->rowsAround) {
     buffers_->records = DeviceBuffer<uint2>(pixels);
