@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "pipeline/aravis/cameras.hpp"
+#include "pipeline/aravis/frame_gaps.hpp"
 #include "pipeline/aravis/software_trigger.hpp"
 #include "pipeline/glib_owned.hpp"
 #include "pipeline/registry.hpp"
@@ -267,6 +268,7 @@ class AravisSource : public Source, private TriggerTarget {
     for (const auto& set : sets) images_.push_back(set.at("raw"));
     buffers_.assign(images_.size(), nullptr);
     inGraph_.assign(images_.size(), false);
+    setFrameIds_.assign(images_.size(), 0);
     startStream();
   }
 
@@ -296,7 +298,7 @@ class AravisSource : public Source, private TriggerTarget {
       if (!buffer) continue;
       size_t set = GPOINTER_TO_SIZE(arv_buffer_get_user_data(buffer));
       ArvBufferStatus status = arv_buffer_get_status(buffer);
-      countFrameGap(arv_buffer_get_frame_id(buffer));
+      countFrame(set, status, arv_buffer_get_frame_id(buffer));
       if (status != ARV_BUFFER_STATUS_SUCCESS) {
         ++incomplete_;
         if (status == ARV_BUFFER_STATUS_TIMEOUT) ++timeouts_;
@@ -823,17 +825,20 @@ class AravisSource : public Source, private TriggerTarget {
     for (size_t i = 0; i < images_.size(); ++i) {
       if (inGraph_[i]) continue;
       buffers_[i] = arv_buffer_new_full(images_[i]->capacity(), images_[i]->data(), GSIZE_TO_POINTER(i), nullptr);
+      setFrameIds_[i] = 0;
       arv_stream_push_buffer(stream_.get(), buffers_[i]);
     }
     statisticsBase_ = {missingPackets_.load(), resentPackets_.load(), underruns_.load()};
-    lastFrameId_.reset();
+    gaps_.restart();
   }
 
-  // Frames the camera numbered but that never arrived (lost whole, or no buffer was free). An id
-  // that goes back (a camera restarted, a 16-bit block id wrapping) starts counting again.
-  void countFrameGap(guint64 id) {
-    if (lastFrameId_ && id > *lastFrameId_ + 1) frameGaps_ += id - *lastFrameId_ - 1;
-    lastFrameId_ = id;
+  // Frames the camera numbered but that never arrived (lost whole, or no buffer was free; see
+  // FrameGaps). A frame that lost its leader leaves its buffer's frame id as it was: that id is
+  // taken as the frame's only where the buffer came back complete or with an id it did not hold.
+  void countFrame(size_t set, ArvBufferStatus status, guint64 id) {
+    gaps_.arrived(id, status == ARV_BUFFER_STATUS_SUCCESS || id != setFrameIds_[set]);
+    setFrameIds_[set] = id;
+    frameGaps_ = gaps_.gaps();
   }
 
   void updateStatistics() {
@@ -920,7 +925,8 @@ class AravisSource : public Source, private TriggerTarget {
   std::vector<ArvBuffer*> buffers_;           // per buffer set: its Aravis buffer
   std::vector<bool> inGraph_;                 // per buffer set: held by the graph
   std::array<uint64_t, 3> statisticsBase_{};  // counts of earlier streams (before a reconnect)
-  std::optional<guint64> lastFrameId_;
+  std::vector<guint64> setFrameIds_;          // per buffer set: its buffer's frame id when last read
+  FrameGaps gaps_;
   std::atomic<uint64_t> completed_{0}, incomplete_{0}, missingPackets_{0}, resentPackets_{0}, timeouts_{0},
       reconnects_{0}, triggers_{0}, triggersSkipped_{0}, underruns_{0}, frameGaps_{0}, ptpLocked_{0}, ptpOffsetNs_{0};
   struct ChunkFeature {
