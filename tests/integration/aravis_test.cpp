@@ -421,6 +421,12 @@ uint64_t counter(Graph& graph, const std::string& name) {
   return at == std::string::npos ? 0 : std::stoull(table.substr(at + name.size() + 2));
 }
 
+// Whether `done` came true within `seconds` (checked every 20 ms).
+bool waitUntil(const std::function<bool()>& done, int seconds) {
+  for (int i = 0; i < seconds * 50 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return done();
+}
+
 TEST(Aravis, FramesArriveBitForBitThroughTheGraph) {
   FakeCamera fake("127.0.0.1", "PPTEST1");
   auto graph = buildGraph(
@@ -493,18 +499,14 @@ TEST(Aravis, ACameraThatGoesAwayIsReportedAndFramesResumeWhenItReturns) {
                               "sinks:\n  - {name: keep, type: keep, inputs: {raw: cam.raw}, params: {key: replug}}\n");
   ASSERT_TRUE(graph);
   std::thread running([&] { graph->run(); });
-  auto waitFor = [](const std::function<bool()>& done, int seconds) {
-    for (int i = 0; i < seconds * 50 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    return done();
-  };
   Kept& r = kept("replug");
-  EXPECT_TRUE(waitFor([&] { return r.count() >= 20; }, 10));
+  EXPECT_TRUE(waitUntil([&] { return r.count() >= 20; }, 10));
   fake.reset();  // unplugged
   std::this_thread::sleep_for(std::chrono::seconds(2));
   size_t before = r.count();
   fake = std::make_unique<FakeCamera>("127.0.0.1", "PPTEST3");
-  EXPECT_TRUE(waitFor([&] { return counter(*graph, "camera_reconnects") == 1; }, 30)) << graph->metrics().table();
-  EXPECT_TRUE(waitFor([&] { return r.count() >= before + 20; }, 10)) << "frames resume after the camera returns";
+  EXPECT_TRUE(waitUntil([&] { return counter(*graph, "camera_reconnects") == 1; }, 30)) << graph->metrics().table();
+  EXPECT_TRUE(waitUntil([&] { return r.count() >= before + 20; }, 10)) << "frames resume after the camera returns";
   graph->stop();
   running.join();
   expectServedFrames(r, "raw", false);  // the camera that came back numbers its frames from 0 again
@@ -692,15 +694,17 @@ TEST(Aravis, FramesLostWholeAreCountedAsGaps) {
   yaml.replace(yaml.find("region: [0, 0, 512, 480]"), 24, "region: [0, 0, 64, 48]");
   auto graph = buildGraph(registry(), yaml);
   ASSERT_TRUE(graph);
-  const auto start = std::chrono::steady_clock::now();
   std::thread running([&] { graph->run(); });
   // Until past the wrap (65535 to 1: 135 frames at 100 a second) with a complete frame and a gap seen;
   // under the sanitizers the first frames take seconds to come.
   const uint64_t wrapped = 400;
-  auto arrived = [&] { return counter(*graph, "camera_frames") + counter(*graph, "camera_incomplete"); };
-  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(60) &&
-         (arrived() < wrapped || counter(*graph, "camera_frames") == 0 || counter(*graph, "camera_frame_gaps") == 0))
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  waitUntil(
+      [&] {
+        const uint64_t frames = counter(*graph, "camera_frames");
+        return frames + counter(*graph, "camera_incomplete") >= wrapped && frames > 0 &&
+               counter(*graph, "camera_frame_gaps") > 0;
+      },
+      60);
   graph->stop();
   running.join();
   const uint64_t frames = counter(*graph, "camera_frames"), incomplete = counter(*graph, "camera_incomplete");
