@@ -130,6 +130,8 @@ void ComposerCuda::compose(const std::vector<const Image*>& tiles, const std::ve
     if (depth != Depth::f32 && (!table.rgb.get() || table.depth != depth || table.channels != channels ||
                                 table.colormap != styles[i].colormap || table.max != styles[i].max)) {
       std::vector<uint8_t> host = colourTable(depth, channels, styles[i]);
+      // The table replaced may still be read by draws queued earlier on this stream.
+      if (table.rgb.get()) PP_CUDA_CHECK(cudaStreamSynchronize(stream));
       table = {depth, channels, styles[i].colormap, styles[i].max, DeviceBuffer<uint8_t>(host.size())};
       PP_CUDA_CHECK(cudaMemcpyAsync(table.rgb.get(), host.data(), host.size(), cudaMemcpyHostToDevice, stream));
     }

@@ -1,6 +1,6 @@
 // The view on the device against the CPU reference: every tile kind (grey, 16-bit through turbo,
 // float through HSV, colour), boxes on the first and last tiles, output poisoned first; 8- and 16-bit tiles
-// the same, the float tile's bytes within 1.
+// the same, the float tile's bytes within 1; then restyled on the same composer (its colour tables replaced).
 #include "stages/compose/compose.hpp"
 #include "tests/support.hpp"
 
@@ -37,16 +37,30 @@ TEST(CudaCompose, MatchesTheCpuReference) {
   ComposerCuda composer;
   composer.compose(devicePointers, styles, Layout::grid2x2, &boxes, canvas, stream.handle());
   copyImage(canvas, got, stream.handle());
+  // Then new styles on the same composer at once, queued behind the first view: the 8- and 16-bit
+  // tiles' colour tables are replaced.
+  std::vector<TileStyle> restyled = {
+      {Colormap::turbo, 200}, {Colormap::gray, 1000, true}, {Colormap::hsv, 0}, {Colormap::gray, 0}};
+  Image wantRestyled(want.format(), 2 * w, 2 * h, MemoryKind::host),
+      gotRestyled(want.format(), 2 * w, 2 * h, MemoryKind::host);
+  composeCpu(hostPointers, restyled, Layout::grid2x2, &boxes, wantRestyled);
+  Image canvasRestyled(want.format(), 2 * w, 2 * h, MemoryKind::device);
+  fillBytes(canvasRestyled, 0xA5);
+  composer.compose(devicePointers, restyled, Layout::grid2x2, &boxes, canvasRestyled, stream.handle());
+  copyImage(canvasRestyled, gotRestyled, stream.handle());
   stream.synchronize();
-  int worst = 0, worstFloat = 0;  // the float tile (bottom left) is computed, the others looked up
-  for (int y = 0; y < 2 * h; ++y)
-    for (int x = 0; x < 2 * w * 3; ++x) {
-      int d = std::abs(got.view<uint8_t>().row(y)[x] - want.view<uint8_t>().row(y)[x]);
-      int& tileWorst = y >= h && x < w * 3 ? worstFloat : worst;
-      tileWorst = std::max(tileWorst, d);
-    }
-  EXPECT_EQ(worst, 0) << "8- and 16-bit tiles";
-  EXPECT_LE(worstFloat, 1) << "the float tile";
+  for (auto [view, reference, name] :
+       {std::tuple{&got, &want, "first styles"}, std::tuple{&gotRestyled, &wantRestyled, "restyled"}}) {
+    int worst = 0, worstFloat = 0;  // the float tile (bottom left) is computed, the others looked up
+    for (int y = 0; y < 2 * h; ++y)
+      for (int x = 0; x < 2 * w * 3; ++x) {
+        int d = std::abs(view->view<uint8_t>().row(y)[x] - reference->view<uint8_t>().row(y)[x]);
+        int& tileWorst = y >= h && x < w * 3 ? worstFloat : worst;
+        tileWorst = std::max(tileWorst, d);
+      }
+    EXPECT_EQ(worst, 0) << name << ": 8- and 16-bit tiles";
+    EXPECT_LE(worstFloat, 1) << name << ": the float tile";
+  }
 }
 
 }  // namespace
