@@ -55,7 +55,7 @@ struct AravisParams {
 
 // What a PFNC pixel format name says of its samples: <Type><bits>[p|Packed], e.g. Mono8,
 // PolarizeMono12, BayerRG16, Mono12p. Camera-processed polarization formats (angles, Stokes,
-// DoLP/AoLP) are not raw mosaics.
+// DoLP/AoLP; The Imaging Source's ADI and Quad formats, four values a pixel) are not raw mosaics.
 struct FormatName {
   int bits = 0;  // significant bits; 0: no bit count at the end of the name
   bool packed = false;
@@ -74,7 +74,7 @@ FormatName readFormatName(const std::string& name) {
   FormatName f;
   std::string lower;
   for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const char* word : {"dolp", "aolp", "stokes", "angles", "s0", "s1", "s2"})
+  for (const char* word : {"dolp", "aolp", "stokes", "angles", "s0", "s1", "s2", "polarizedadi", "polarizedquad"})
     if (lower.find(word) != std::string::npos) f.processed = true;
   std::string stem = name;
   if (stem.size() > 6 && stem.compare(stem.size() - 6, 6, "Packed") == 0)
@@ -410,7 +410,7 @@ class AravisSource : public Source, private TriggerTarget {
     if (f.processed)
       return name +
              " is processed in the camera (angles, Stokes, DoLP or AoLP), not a raw mosaic; choose the raw format "
-             "(Mono8, Mono12, Mono16, PolarizeMono8, BayerRG8, BayerRG12, ...)";
+             "(Mono8, Mono12, Mono16, PolarizeMono8, PolarizedMono12p, BayerRG8, BayerRG12, ...)";
     std::string stem = name.substr(0, name.find_last_of("0123456789") + 1);
     if (f.packed)
       return name + " is a " + std::to_string(f.bits) + "-bit packing polarpipe does not unpack; choose " + stem +

@@ -1128,13 +1128,23 @@ TEST(Aravis, ValidateChecksACameraConfigWithoutTheCamera) {
   EXPECT_NE(text.find("raw [u8x1 768x480]"), std::string::npos) << "the packed bytes as they come: " << text;
   EXPECT_NE(text.find("s0 [u16x1 256x240]"), std::string::npos) << text;
 
+  // The Imaging Source's: the raw mosaic in GigE Vision's older 12-bit packing, 1.5 bytes a pixel.
   text = runCli("validate " + config +
-                    " --set sources.cam.params.pixel_format=PolarizedDolp_Mono8 --set 'sources.cam.params.region=[0, "
-                    "0, 512, 480]'",
+                    " --set sources.cam.params.pixel_format=PolarizedMono12Packed --set "
+                    "'sources.cam.params.region=[0, 0, 512, 480]' --set stages.polar.params.pixel_format=mono12packed",
                 status);
-  EXPECT_EQ(WEXITSTATUS(status), 2) << text;
-  EXPECT_NE(text.find("processed in the camera"), std::string::npos)
-      << "a processed format is never taken as a mosaic: " << text;
+  EXPECT_EQ(status, 0) << text;
+  EXPECT_NE(text.find("raw [u8x1 768x480]"), std::string::npos) << text;
+
+  // Processed in the camera: Lucid's DoLP, The Imaging Source's AoLP/DoLP/intensity and four angles a pixel.
+  for (const char* processed : {"PolarizedDolp_Mono8", "PolarizedADIMono8", "PolarizedQuadBG8"}) {
+    text = runCli("validate " + config + " --set sources.cam.params.pixel_format=" + processed +
+                      " --set 'sources.cam.params.region=[0, 0, 512, 480]'",
+                  status);
+    EXPECT_EQ(WEXITSTATUS(status), 2) << text;
+    EXPECT_NE(text.find(std::string(processed) + " is processed in the camera"), std::string::npos)
+        << "a processed format is never taken as a mosaic: " << text;
+  }
 
   FakeCamera fake("127.0.0.1", "PPVALID");
   text = runCli("validate " + config + " --camera --set sources.cam.params.pixel_format=Mono12p", status);
