@@ -3,6 +3,8 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <string>
+
 #include "cuda/image_view.hpp"
 #include "cuda/sgm_types.hpp"
 
@@ -53,7 +55,8 @@ struct SweepPlan {
   int sweepsALaunch = 0;  // 2: both sweeps in one launch; 1: one after the other
   bool ring = false;      // a block's costs in a ring a direction, not two buffers (see cuda/sgm_sweep.cu)
   size_t sharedBytes = 0, handoffBytes = 0;
-  int flags = 0;  // unsigned words
+  int flags = 0;        // unsigned words
+  std::string without;  // where there are no bands: why not
 };
 SweepPlan planSweeps(const SgmParams& p, int width, int height);
 struct SweepBuffers {

@@ -14,7 +14,9 @@
 // launch must be resident at once, so it is a cooperative launch: both sweeps in one where the
 // device holds both sweeps' bands, else one sweep a launch (see plan).
 #include <algorithm>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/device.hpp"
@@ -336,22 +338,32 @@ template <int D, bool kRing> __global__ void __launch_bounds__(kThreads, kMinBlo
 // sweep in one launch; two an SM of one sweep a launch, in bands half as wide (Xavier: 96 KB of
 // shared memory); one an SM (where the registers allow no more). The shared memory an SM has is the
 // planned device's (cuda/device.hpp).
+SweepPlan without(std::string why) {
+  SweepPlan s;
+  s.without = std::move(why);
+  return s;
+}
+
 template <int D> SweepPlan plan(const SgmParams& p, int width, int height) {
-  if (p.sweeps == Sweeps::off || p.paths != 8 || costsInVolume(D) || height < 2 ||
-      !deviceAttribute(cudaDevAttrCooperativeLaunch))
-    return SweepPlan{};
+  if (p.sweeps == Sweeps::off) return without("sweeps: false");
+  if (p.paths != 8) return without("they take 8 paths");
+  if (costsInVolume(D)) return without("they take 64 or 128 disparities");
+  if (height < 2) return without("one row");
+  if (!deviceAttribute(cudaDevAttrCooperativeLaunch)) return without("the device has no cooperative launch");
   const int sms = plannedMultiprocessors();
   const size_t perSmBytes = plannedSharedMemoryPerMultiprocessor();
   const size_t perBlockBytes =
       std::min(static_cast<size_t>(deviceAttribute(cudaDevAttrMaxSharedMemoryPerBlockOptin)), perSmBytes);
   const size_t reserved = deviceAttribute(cudaDevAttrReservedSharedMemoryPerBlock);
   constexpr int kAlign = Lanes<D>::kPerWarp;  // whole warps of band columns
+  bool wideEnough = false;
   for (auto [perSmWanted, sweepsALaunch] : {std::pair{2, 2}, std::pair{2, 1}, std::pair{1, 1}}) {
     const int wanted = sms * perSmWanted / sweepsALaunch;  // bands a sweep
     SweepPlan s;
     s.sweepsALaunch = sweepsALaunch;
     s.bandWidth = (std::max(kGhost, (width + wanted - 1) / wanted) + kAlign - 1) / kAlign * kAlign;
     if (p.sweeps == Sweeps::automatic && s.bandWidth < kSweepsBandWidth) continue;
+    wideEnough = true;
     s.bands = (width + s.bandWidth - 1) / s.bandWidth;
     s.slots = s.bandWidth + 2 * kGhost;
     if (windowCodes<D>(s.slots) > kCodesPerThread * kThreads) continue;
@@ -370,7 +382,11 @@ template <int D> SweepPlan plan(const SgmParams& p, int width, int height) {
       return s;
     }
   }
-  return SweepPlan{};
+  const std::string device = std::to_string(sms) + (sms == 1 ? " SM" : " SMs");
+  return without(wideEnough ? "no plan of their bands fits the shared memory of " + device + " of " +
+                                  std::to_string(perSmBytes / 1024) + " KiB"
+                            : "auto: on " + device + " their bands would be narrower than " +
+                                  std::to_string(kSweepsBandWidth) + " columns");
 }
 
 template <int D>
@@ -392,7 +408,7 @@ SweepPlan planSweeps(const SgmParams& p, int width, int height) {
   switch (p.disparities) {
     case 64: return plan<64>(p, width, height);
     case 128: return plan<128>(p, width, height);
-    default: return SweepPlan{};
+    default: return without("they take 64 or 128 disparities");
   }
 }
 

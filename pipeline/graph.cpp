@@ -161,8 +161,9 @@ Metrics& Graph::metrics() { return *impl_->metrics; }
 std::string Graph::describe() const {
   std::string out;
   for (const auto& n : impl_->nodes) {
+    const std::string choices = n.stage ? n.stage->choices() : "";
     out += std::string(roleName(n.spec->role)) + " " + n.spec->name + " (" + n.spec->type +
-           (n.stage ? ", " + std::string(backendName(n.backend)) : "") + ")";
+           (n.stage ? ", " + std::string(backendName(n.backend)) : "") + (choices.empty() ? "" : ": " + choices) + ")";
     for (const auto& b : n.inputs)
       out += " <- " + b.port + "=" + impl_->nodes[b.producer].spec->name + "." + b.producerPort;
     for (const auto& [port, o] : n.outputs) out += " -> " + port + " [" + o.spec.text() + "]";

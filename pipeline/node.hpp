@@ -126,6 +126,9 @@ class Stage {
   // boxes): the graph runs it, and what depends on it, on a second thread, so that the next frame's
   // other stages are enqueued meanwhile.
   virtual bool waitsForDevice() const { return false; }
+  // What setup chose that the parameters leave open (a CUDA backend's layout for the device it
+  // planned for), shown beside the backend in the graph's description; empty: nothing to say.
+  virtual std::string choices() const { return {}; }
 };
 
 // What a source fills: its declared output images (host or pinned) and the frame's metadata.

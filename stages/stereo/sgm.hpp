@@ -3,6 +3,7 @@
 // (kInvalidDisparity where there is none); confidence as u8.
 #pragma once
 #include <memory>
+#include <string>
 
 #include "config/params.hpp"
 #include "cuda/sgm_types.hpp"
@@ -40,6 +41,10 @@ class SgmCuda {
   // Device images; confidence may be null.
   void compute(const Image& left, const Image& right, Image& disparity, Image* confidence, StreamHandle stream);
   size_t deviceBytes() const;  // scratch this object holds
+  // The layout compute() runs for the planned device (stages/stereo/PERFORMANCE.md, "The matcher
+  // today"), and why not the sweeps or the rows around where `sweeps` left the choice open or asked
+  // for what does not apply.
+  std::string layout() const;
 
  private:
   struct Buffers;

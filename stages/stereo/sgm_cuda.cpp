@@ -50,6 +50,23 @@ SgmCuda::SgmCuda(const SgmParams& p, int width, int height)
 
 SgmCuda::~SgmCuda() = default;
 
+std::string SgmCuda::layout() const {
+  const SweepPlan& s = buffers_->sweeps;
+  if (s.bands > 0)
+    return "the sweeps: " + std::to_string(s.bands) + " bands of " + std::to_string(s.bandWidth) +
+           " columns a sweep, " + (s.sweepsALaunch == 2 ? "both sweeps in one launch" : "one sweep a launch") +
+           (s.ring ? ", costs in a ring" : "");
+  std::string text = buffers_->rowsAround ? "the rows walked around the other walkers" : "the walkers";
+  if (p_.paths == 8 && !costsInVolume(p_.disparities))
+    text += "; not the sweeps: " + s.without;
+  else if (p_.sweeps == Sweeps::off)
+    text += "; sweeps: false";
+  else if (p_.sweeps == Sweeps::automatic)
+    text += std::string("; auto: ") + (buffers_->rowsAround ? "at least " : "fewer than ") +
+            std::to_string(rowsAroundPixelsPerSm(p_.paths)) + " pixels of the image an SM";
+  return text;
+}
+
 size_t SgmCuda::deviceBytes() const {
   return buffers_->censusLeft.bytes() + buffers_->censusRight.bytes() + buffers_->volume.bytes() +
          buffers_->handoff.bytes() + buffers_->flags.bytes() + buffers_->records.bytes() + buffers_->rightBest.bytes() +
@@ -109,6 +126,7 @@ struct SgmCuda::Buffers {};
 SgmCuda::SgmCuda(const SgmParams&, int, int) { throw std::logic_error("stereo_sgm: this build has no CUDA"); }
 SgmCuda::~SgmCuda() = default;
 size_t SgmCuda::deviceBytes() const { return 0; }
+std::string SgmCuda::layout() const { return {}; }
 void SgmCuda::compute(const Image&, const Image&, Image&, Image*, StreamHandle) {}
 void depthCuda(const Image&, const DepthModel&, Image&, StreamHandle) {
   throw std::logic_error("stereo_sgm: this build has no CUDA");

@@ -33,6 +33,7 @@ class StereoSgmStage : public Stage {
   }
 
   bool hasCuda() const override { return POLARPIPE_HAS_CUDA; }
+  std::string choices() const override { return cuda_ ? cuda_->layout() : ""; }
 
   StereoSgmStage(const Params& p, ParamContext& ctx) : sgm_(p), confidence_(p.confidence) {
     try {

@@ -298,6 +298,44 @@ TEST(CudaSgmPlan, OneSweepALaunchWhereAnSmHoldsOnlyOneBandOfEach) {
   expectFramesMatchTheCpu(sgm, p, w, h, "planned as a Xavier");
 }
 
+// Each layout a matcher can run is named, with why not the sweeps (or the rows around) where the
+// matcher did not take them; and where the sweeps asked for fit no plan (one SM of 96 KiB), the rows
+// are walked around the other six directions' walkers, and every frame matches the CPU.
+TEST(CudaSgmPlan, TheLayoutIsNamedWithWhyNotTheOthers) {
+  if (const std::string why = cannotStandForAnOrin(); !why.empty()) GTEST_SKIP() << why;
+  SgmParams p = eightPathSweeps();
+  {
+    PlannedDevice orin(16, 164);
+    p.sweeps = Sweeps::automatic;
+    const SweepPlan s = planSweeps(p, 1224, 1024);
+    EXPECT_EQ(SgmCuda(p, 1224, 1024).layout(),
+              "the sweeps: " + std::to_string(s.bands) + " bands of " + std::to_string(s.bandWidth) +
+                  " columns a sweep, " + (s.sweepsALaunch == 2 ? "both sweeps in one launch" : "one sweep a launch") +
+                  (s.ring ? ", costs in a ring" : ""));
+    EXPECT_EQ(SgmCuda(p, 400, 24).layout(),
+              "the walkers; not the sweeps: auto: on 16 SMs their bands would be narrower than " +
+                  std::to_string(kSweepsBandWidth) + " columns");
+    p.sweeps = Sweeps::off;
+    EXPECT_EQ(SgmCuda(p, 400, 24).layout(), "the walkers; not the sweeps: sweeps: false");
+    p.sweeps = Sweeps::automatic, p.paths = 4;
+    EXPECT_EQ(SgmCuda(p, 1224, 1024).layout(), "the rows walked around the other walkers; auto: at least " +
+                                                   std::to_string(rowsAroundPixelsPerSm(4)) +
+                                                   " pixels of the image an SM");
+    EXPECT_EQ(
+        SgmCuda(p, 160, 120).layout(),
+        "the walkers; auto: fewer than " + std::to_string(rowsAroundPixelsPerSm(4)) + " pixels of the image an SM");
+    p.sweeps = Sweeps::off;
+    EXPECT_EQ(SgmCuda(p, 1224, 1024).layout(), "the walkers; sweeps: false");
+  }
+  PlannedDevice oneSm(1, 96);
+  p = eightPathSweeps();
+  SgmCuda sgm(p, 1224, 24);
+  EXPECT_EQ(sgm.layout(),
+            "the rows walked around the other walkers; not the sweeps: no plan of their bands fits the shared memory "
+            "of 1 SM of 96 KiB");
+  expectFramesMatchTheCpu(sgm, p, 1224, 24, "the sweeps asked for where they do not fit");
+}
+
 // Two matchers whose sweep blocks need different shared memory, both past the 48 KiB every device
 // gives: the second's plan leaves the first's launches room, and both still match the CPU.
 TEST(CudaSgmPlan, TwoMatchersOfDifferentBandsBothRun) {

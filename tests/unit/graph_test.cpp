@@ -67,6 +67,9 @@ class OffsetStage : public Stage {
     return s;
   }
   OffsetStage(const Params& p, ParamContext&) : p_(p) {}
+  std::string choices() const override {
+    return p_.sleep_ms ? "sleeps " + std::to_string(p_.sleep_ms) + " ms a frame" : "";
+  }
   void setup(PortSetup& ports) override {
     if (const PortSpec* in = ports.imageInput("in", {{Depth::u8, 1}})) ports.output("out", *in);
   }
@@ -139,6 +142,16 @@ TEST(Graph, FramesInFlightGiveTheSameOutputsAsOneAtATime) {
     EXPECT_TRUE(test::samePixels(a.frames[i], b.frames[i])) << "frame " << i;
   }
   EXPECT_FALSE(test::samePixels(a.frames[0], a.frames[1])) << "the frames differ, so the comparison means something";
+}
+
+// The description names each stage's backend and, where its setup chose something the parameters
+// leave open (a CUDA layout), what.
+TEST(Graph, TheDescriptionNamesWhatEachStageChose) {
+  auto g = build(withKey("described"));
+  ASSERT_TRUE(g);
+  const std::string text = g->describe();
+  EXPECT_NE(text.find("stage first (offset, cpu: sleeps 2 ms a frame) <- in=src.image"), std::string::npos) << text;
+  EXPECT_NE(text.find("stage second (offset, cpu) <- in=first.out"), std::string::npos) << text;
 }
 
 TEST(Graph, AllocatesNoImageAfterItIsBuilt) {

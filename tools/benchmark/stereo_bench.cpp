@@ -4,7 +4,7 @@
 // path's reductions reading and writing the 16-bit words, the winner-takes-all reading them and
 // leaving zeros (where the volume holds the matching costs, their pass writes it instead, and each
 // path's reads of its costs are not counted: they fetch the lines its reductions then change). The
-// note gives the device memory the matcher holds.
+// note gives the device memory the matcher holds and the layout it runs.
 #include "stages/stereo/calibration.hpp"
 #include "stages/stereo/sgm.hpp"
 #include "tools/benchmark/bench.hpp"
@@ -48,7 +48,7 @@ class SgmRun : public bench::Run {
   std::string note() const override {
     double mb = (sgm_->deviceBytes() + lefts_[0].bytes() + rights_[0].bytes() + disparity_.bytes()) / 1e6;
     return "device memory " + std::to_string(static_cast<int>(mb)) + " MB (volume " +
-           std::to_string(static_cast<int>(pixels_ * p_.disparities * 2 / 1e6)) + " MB)";
+           std::to_string(static_cast<int>(pixels_ * p_.disparities * 2 / 1e6)) + " MB); " + sgm_->layout();
   }
 
  private:

@@ -39,12 +39,14 @@ int stereoFiles(const StereoArgs& a) {
   stereo::checkParams(*a.p);
   auto [left, right] = loadPair(a);
   Image disparity({Depth::u16, 1}, left.width(), left.height(), MemoryKind::host);
+  std::string backend = "cpu";
   if (cuda) {
     Stream stream;
     Image dl(left.format(), left.width(), left.height(), MemoryKind::device),
         dr(right.format(), right.width(), right.height(), MemoryKind::device);
     Image dd(disparity.format(), left.width(), left.height(), MemoryKind::device);
     stereo::SgmCuda sgm(*a.p, left.width(), left.height());
+    backend = "cuda: " + sgm.layout();
     copyImage(left, dl, stream.handle());
     copyImage(right, dr, stream.handle());
     sgm.compute(dl, dr, dd, nullptr, stream.handle());
@@ -64,8 +66,8 @@ int stereoFiles(const StereoArgs& a) {
     for (int x = 0; x < disparity.width(); ++x)
       valid += disparity.view<uint16_t>().at(x, y) != stereo::kInvalidDisparity;
   std::cout << " (" << disparity.width() << "x" << disparity.height() << ", "
-            << 100.0 * valid / (static_cast<double>(disparity.width()) * disparity.height()) << "% valid, "
-            << (cuda ? "cuda" : "cpu") << ")\n";
+            << 100.0 * valid / (static_cast<double>(disparity.width()) * disparity.height()) << "% valid, " << backend
+            << ")\n";
   return 0;
 }
 
