@@ -35,7 +35,8 @@ const ParamSchema<SgmParams>& sgmParamSchema() {
                   std::to_string(kSweepsBandWidth) + " columns wide, else the rows around where an SM has " +
                   std::to_string(rowsAroundPixelsPerSm(4)) + " pixels of the image (" +
                   std::to_string(rowsAroundPixelsPerSm(8)) +
-                  " with 8 paths at 256 disparities), else the walkers (a big GPU's many SMs, where they are faster)",
+                  " with 8 paths at 256 disparities), else the walkers (a big GPU's many SMs, where they are faster); "
+                  "the graph's description names the one taken and why",
               {{"auto", Sweeps::automatic}, {"true", Sweeps::on}, {"false", Sweeps::off}});
   return schema;
 }
