@@ -333,17 +333,18 @@ template <int D, bool kRing> __global__ void __launch_bounds__(kThreads, kMinBlo
   }
 }
 
-// Bands of at least kGhost columns, every band of a launch resident: the first of these the SMs
-// hold, each with two buffers of costs where they fit, else a ring: two bands an SM, one of each
-// sweep in one launch; two an SM of one sweep a launch, in bands half as wide (Xavier: 96 KB of
-// shared memory); one an SM (where the registers allow no more). The shared memory an SM has is the
-// planned device's (cuda/device.hpp).
+// No plan, and why not.
 SweepPlan without(std::string why) {
   SweepPlan s;
   s.without = std::move(why);
   return s;
 }
 
+// Bands of at least kGhost columns, every band of a launch resident: the first of these the SMs
+// hold, each with two buffers of costs where they fit, else a ring: two bands an SM, one of each
+// sweep in one launch; two an SM of one sweep a launch, in bands half as wide (Xavier: 96 KB of
+// shared memory); one an SM (where the registers allow no more). The shared memory an SM has is the
+// planned device's (cuda/device.hpp).
 template <int D> SweepPlan plan(const SgmParams& p, int width, int height) {
   if (p.sweeps == Sweeps::off) return without("sweeps: false");
   if (p.paths != 8) return without("they take 8 paths");
