@@ -33,7 +33,7 @@ class FaceDetectStage : public Stage {
       ports.fail("depth (" + ports.upstreamName("depth") + ", " + depth->text() + ") must be the image's size (" +
                  image->text() + ")");
     ports.output("faces", PortSpec::detections());
-    if (image && ports.backend() == Backend::cuda)
+    if (image && ports.backend() == Backend::cuda && ports.devices() == PortSetup::Devices::use)
       cuda_ = std::make_unique<FaceDetectorCuda>(cascade_, params_, image->width, image->height);
   }
 

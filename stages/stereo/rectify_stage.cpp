@@ -52,6 +52,7 @@ class RectifyStage : public Stage {
     ports.output("left", *left);
     ports.output("right", *right);
     cuda_ = ports.backend() == Backend::cuda;
+    if (ports.devices() != PortSetup::Devices::use) return;  // a graph built to validate makes no maps
     Image maps[2] = {rectifyMap(calibration_->left, left->width, left->height),
                      rectifyMap(calibration_->right, left->width, left->height)};
     for (int i = 0; i < 2; ++i) {

@@ -34,6 +34,10 @@ void lumaCuda(const Image& rgb, Image& grey, StreamHandle stream);
 // frames, left so by each frame's winner-takes-all, or at 256 disparities rewritten with the
 // matching costs at the start of each frame) and the raw disparity for a frame size;
 // compute() enqueues the whole pipeline on `stream`. One stream at a time: frames share the volume.
+// What SgmCuda(p, width, height).layout() would say, from the plan alone: nothing allocated (a graph
+// built to validate names the layout).
+std::string sgmCudaLayout(const SgmParams& p, int width, int height);
+
 class SgmCuda {
  public:
   SgmCuda(const SgmParams& p, int width, int height);

@@ -50,22 +50,32 @@ SgmCuda::SgmCuda(const SgmParams& p, int width, int height)
 
 SgmCuda::~SgmCuda() = default;
 
-std::string SgmCuda::layout() const {
-  const SweepPlan& s = buffers_->sweeps;
+namespace {
+
+std::string describeLayout(const SgmParams& p, const SweepPlan& s, bool rowsAround) {
   if (s.bands > 0)
     return "the sweeps: " + std::to_string(s.bands) + " bands of " + std::to_string(s.bandWidth) +
            " columns a sweep, " + (s.sweepsALaunch == 2 ? "both sweeps in one launch" : "one sweep a launch") +
            (s.ring ? ", costs in a ring" : "");
-  std::string text = buffers_->rowsAround ? "the rows walked around the other walkers" : "the walkers";
-  if (p_.paths == 8 && !costsInVolume(p_.disparities))
+  std::string text = rowsAround ? "the rows walked around the other walkers" : "the walkers";
+  if (p.paths == 8 && !costsInVolume(p.disparities))
     text += "; not the sweeps: " + s.without;
-  else if (p_.sweeps == Sweeps::off)
+  else if (p.sweeps == Sweeps::off)
     text += "; sweeps: false";
-  else if (p_.sweeps == Sweeps::automatic)
-    text += std::string("; auto: ") + (buffers_->rowsAround ? "at least " : "fewer than ") +
-            std::to_string(rowsAroundPixelsPerSm(p_.paths)) + " pixels of the image an SM";
+  else if (p.sweeps == Sweeps::automatic)
+    text += std::string("; auto: ") + (rowsAround ? "at least " : "fewer than ") +
+            std::to_string(rowsAroundPixelsPerSm(p.paths)) + " pixels of the image an SM";
   return text;
 }
+
+}  // namespace
+
+std::string sgmCudaLayout(const SgmParams& p, int width, int height) {
+  const SweepPlan s = planSweeps(p, width, height);
+  return describeLayout(p, s, s.bands > 0 || rowsAroundColumns(p, width, height));
+}
+
+std::string SgmCuda::layout() const { return describeLayout(p_, buffers_->sweeps, buffers_->rowsAround); }
 
 size_t SgmCuda::deviceBytes() const {
   return buffers_->censusLeft.bytes() + buffers_->censusRight.bytes() + buffers_->volume.bytes() +
@@ -127,6 +137,7 @@ SgmCuda::SgmCuda(const SgmParams&, int, int) { throw std::logic_error("stereo_sg
 SgmCuda::~SgmCuda() = default;
 size_t SgmCuda::deviceBytes() const { return 0; }
 std::string SgmCuda::layout() const { return {}; }
+std::string sgmCudaLayout(const SgmParams&, int, int) { return {}; }
 void SgmCuda::compute(const Image&, const Image&, Image&, Image*, StreamHandle) {}
 void depthCuda(const Image&, const DepthModel&, Image&, StreamHandle) {
   throw std::logic_error("stereo_sgm: this build has no CUDA");

@@ -33,7 +33,7 @@ class StereoSgmStage : public Stage {
   }
 
   bool hasCuda() const override { return POLARPIPE_HAS_CUDA; }
-  std::string choices() const override { return cuda_ ? cuda_->layout() : ""; }
+  std::string choices() const override { return layout_; }
 
   StereoSgmStage(const Params& p, ParamContext& ctx) : sgm_(p), confidence_(p.confidence) {
     try {
@@ -57,14 +57,15 @@ class StereoSgmStage : public Stage {
     if (!left || !right) return;
     if (left->width != right->width || left->height != right->height || left->format != right->format)
       return ports.fail("left (" + left->text() + ") and right (" + right->text() + ") must be one size and format");
-    if (left->format.channels == 3)  // colour S0: matched on its luma
+    const bool cuda = ports.backend() == Backend::cuda, runs = ports.devices() == PortSetup::Devices::use;
+    if (left->format.channels == 3 && runs)  // colour S0: matched on its luma
       for (Image& grey : grey_)
-        grey = Image({Depth::u8, 1}, left->width, left->height,
-                     ports.backend() == Backend::cuda ? MemoryKind::device : MemoryKind::host);
+        grey = Image({Depth::u8, 1}, left->width, left->height, cuda ? MemoryKind::device : MemoryKind::host);
     ports.output("disparity", PortSpec::image({Depth::u16, 1}, left->width, left->height));
     if (depth_) ports.output("depth", PortSpec::image({Depth::f32, 1}, left->width, left->height));
     if (confidence_) ports.output("confidence", PortSpec::image({Depth::u8, 1}, left->width, left->height));
-    if (ports.backend() == Backend::cuda) cuda_ = std::make_unique<SgmCuda>(sgm_, left->width, left->height);
+    if (cuda) layout_ = sgmCudaLayout(sgm_, left->width, left->height);
+    if (cuda && runs) cuda_ = std::make_unique<SgmCuda>(sgm_, left->width, left->height);
   }
 
   void process(ProcessContext& ctx) override {
@@ -95,8 +96,9 @@ class StereoSgmStage : public Stage {
   SgmParams sgm_;
   bool confidence_;
   std::optional<DepthModel> depth_;
-  std::unique_ptr<SgmCuda> cuda_;
-  Image grey_[2];  // colour inputs' luma
+  std::unique_ptr<SgmCuda> cuda_;  // where the graph runs (a graph built to validate allocates nothing)
+  std::string layout_;             // the CUDA matcher's
+  Image grey_[2];                  // colour inputs' luma
 };
 
 }  // namespace

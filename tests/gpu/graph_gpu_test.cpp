@@ -1,11 +1,12 @@
 // The graph on a GPU: demosaic (CUDA) -> compose, pipelined on streams and events, gives the same
 // frames as one at a time and as the CPU backend, and allocates nothing after it is built; the
 // whole demo graph, whose face detection waits for the device on a second scheduling thread, gives
-// the same views and faces pipelined as one at a time.
+// the same views and faces pipelined as one at a time, and built to validate holds no device memory.
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "cuda/cuda_check.hpp"
 #include "pipeline/graph.hpp"
 #include "pipeline/image_io.hpp"
 #include "stages/demosaic/synth.hpp"
@@ -54,6 +55,51 @@ class GpuGraph : public ::testing::Test {
     return graph;
   }
 
+  // The demo's graph on the CUDA backends (collected under `key`, faces to key.jsonl), built to run
+  // or, with Devices::none, as validate builds it.
+  std::unique_ptr<Graph> buildDemo(const std::string& key, int inFlight,
+                                   PortSetup::Devices devices = PortSetup::Devices::use) {
+    std::string data = (test::sourceDir() / "tests/data").string() + "/",
+                config = (test::sourceDir() / "config").string() + "/";
+    std::string yaml =
+        "pipeline: {frames_in_flight: " + std::to_string(inFlight) +
+        ", backend: cuda}\n"
+        "sources:\n  - name: cams\n    type: stereo_synth\n"
+        "    params: {left: " +
+        data + "stereo/aloeL.jpg, right: " + data + "stereo/aloeR.jpg, downscale: 2, overlay: " + data +
+        "pictures/messi5.jpg,\n"
+        "             overlay_crop: [185, 45, 110, 125], overlay_at: [150, 40], overlay_disparity: 115, overlay_step: "
+        "[4, 2], mosaic: polar_mono, frames: 6}\n"
+        "stages:\n"
+        "  - {name: left, type: demosaic, inputs: {raw: cams.left}, params: {mosaic: polar_mono, outputs: [s0, "
+        "aolp_visual]}}\n"
+        "  - {name: right, type: demosaic, inputs: {raw: cams.right}, params: {mosaic: polar_mono, outputs: [s0]}}\n"
+        "  - {name: rectified, type: rectify, inputs: {left: left.s0, right: right.s0}, params: {calibration: " +
+        config +
+        "demo-calibration.yml}}\n"
+        "  - {name: sgm, type: stereo_sgm, inputs: {left: rectified.left, right: rectified.right}, params: "
+        "{disparities: 128, calibration: " +
+        config +
+        "demo-calibration.yml}}\n"
+        "  - {name: faces, type: face_detect, inputs: {image: rectified.left, depth: sgm.depth}, params: {cascade: " +
+        data +
+        "cascades/haarcascade_frontalface_default.xml}}\n"
+        "  - {name: portrait, type: dof, inputs: {image: rectified.left, depth: sgm.depth, faces: faces.faces}, "
+        "params: {focus: faces, k: 3, r_max: 9}}\n"
+        "  - {name: view, type: compose, inputs: {a: portrait.image, b: sgm.disparity, boxes: faces.faces}, params: "
+        "{layout: side_by_side, colormaps: [none, turbo], max: [0, 2048]}}\n"
+        "sinks:\n  - {name: out, type: collect, inputs: {in: view.image}, params: {key: " +
+        key +
+        "}}\n"
+        "  - {name: boxes, type: detections, inputs: {faces: faces.faces}, params: {path: " +
+        std::string(dir_ / (key + ".jsonl")) + "}}\n";
+    Diagnostics d("demo.yaml");
+    PipelineSpec spec = parsePipeline(yaml, "demo.yaml", {}, d);
+    auto graph = d.empty() ? Graph::build(spec, registry(), d, {"", 0, false, devices}) : nullptr;
+    EXPECT_TRUE(graph) << d.text();
+    return graph;
+  }
+
   test::TempDir dir_;
 };
 
@@ -92,48 +138,7 @@ std::vector<nlohmann::json> facesByFrame(const std::filesystem::path& jsonl) {
 }
 
 TEST_F(GpuGraph, WholeDemoGraphPipelinedMatchesOneFrameAtATime) {
-  std::string data = (test::sourceDir() / "tests/data").string() + "/",
-              config = (test::sourceDir() / "config").string() + "/";
-  auto build = [&](const std::string& key, int inFlight) {
-    std::string yaml =
-        "pipeline: {frames_in_flight: " + std::to_string(inFlight) +
-        ", backend: cuda}\n"
-        "sources:\n  - name: cams\n    type: stereo_synth\n"
-        "    params: {left: " +
-        data + "stereo/aloeL.jpg, right: " + data + "stereo/aloeR.jpg, downscale: 2, overlay: " + data +
-        "pictures/messi5.jpg,\n"
-        "             overlay_crop: [185, 45, 110, 125], overlay_at: [150, 40], overlay_disparity: 115, overlay_step: "
-        "[4, 2], mosaic: polar_mono, frames: 6}\n"
-        "stages:\n"
-        "  - {name: left, type: demosaic, inputs: {raw: cams.left}, params: {mosaic: polar_mono, outputs: [s0, "
-        "aolp_visual]}}\n"
-        "  - {name: right, type: demosaic, inputs: {raw: cams.right}, params: {mosaic: polar_mono, outputs: [s0]}}\n"
-        "  - {name: rectified, type: rectify, inputs: {left: left.s0, right: right.s0}, params: {calibration: " +
-        config +
-        "demo-calibration.yml}}\n"
-        "  - {name: sgm, type: stereo_sgm, inputs: {left: rectified.left, right: rectified.right}, params: "
-        "{disparities: 128, calibration: " +
-        config +
-        "demo-calibration.yml}}\n"
-        "  - {name: faces, type: face_detect, inputs: {image: rectified.left, depth: sgm.depth}, params: {cascade: " +
-        data +
-        "cascades/haarcascade_frontalface_default.xml}}\n"
-        "  - {name: portrait, type: dof, inputs: {image: rectified.left, depth: sgm.depth, faces: faces.faces}, "
-        "params: {focus: faces, k: 3, r_max: 9}}\n"
-        "  - {name: view, type: compose, inputs: {a: portrait.image, b: sgm.disparity, boxes: faces.faces}, params: "
-        "{layout: side_by_side, colormaps: [none, turbo], max: [0, 2048]}}\n"
-        "sinks:\n  - {name: out, type: collect, inputs: {in: view.image}, params: {key: " +
-        key +
-        "}}\n"
-        "  - {name: boxes, type: detections, inputs: {faces: faces.faces}, params: {path: " +
-        std::string(dir_ / (key + ".jsonl")) + "}}\n";
-    Diagnostics d("demo.yaml");
-    PipelineSpec spec = parsePipeline(yaml, "demo.yaml", {}, d);
-    auto graph = d.empty() ? Graph::build(spec, registry(), d, {"", 0, false}) : nullptr;
-    EXPECT_TRUE(graph) << d.text();
-    return graph;
-  };
-  auto pipelined = build("demo3", 3), serial = build("demo1", 1);
+  auto pipelined = buildDemo("demo3", 3), serial = buildDemo("demo1", 1);
   ASSERT_TRUE(pipelined && serial);
   pipelined->run();
   serial->run();
@@ -150,6 +155,29 @@ TEST_F(GpuGraph, WholeDemoGraphPipelinedMatchesOneFrameAtATime) {
       found = found || (face.contains("depth") && std::abs(face["depth"].get<double>() - 2.60) < 0.15);
     EXPECT_TRUE(found) << faces.dump();
   }
+}
+
+// Built to validate, the demo's graph names the matcher's layout but holds no device memory (on a
+// Jetson it shares the memory of the pipeline that may be running): built to run, it holds the SGM
+// volume (641x555x128 16-bit words, 87 MiB), the faces' scratch and the pools.
+TEST_F(GpuGraph, ADemoGraphBuiltToValidateHoldsNoDeviceMemory) {
+  auto freeBytes = [] {
+    size_t free = 0, total = 0;
+    PP_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return static_cast<long long>(free);
+  };
+  buildDemo("warm", 1, PortSetup::Devices::none);  // the context and the modules loaded once
+  const long long before = freeBytes();
+  auto validated = buildDemo("validated", 1, PortSetup::Devices::none);
+  ASSERT_TRUE(validated);
+  const long long afterValidate = freeBytes();
+  EXPECT_NE(validated->describe().find("stage sgm (stereo_sgm, cuda: the "), std::string::npos)
+      << validated->describe();
+  auto built = buildDemo("built", 1);
+  ASSERT_TRUE(built);
+  const long long afterBuild = freeBytes();
+  EXPECT_LT(before - afterValidate, 8ll << 20) << "device memory taken by a graph built to validate";
+  EXPECT_GT(afterValidate - afterBuild, 64ll << 20) << "device memory taken by the graph built to run";
 }
 
 }  // namespace
