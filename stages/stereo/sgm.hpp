@@ -30,14 +30,14 @@ void depthCuda(const Image& disparity, const DepthModel& m, Image& depth, Stream
 // A colour S0's luma on the device (rgbToGrey's weights), for matching.
 void lumaCuda(const Image& rgb, Image& grey, StreamHandle stream);
 
-// CUDA: holds the census codes, the one 16-bit volume (width x height x disparities; zero between
-// frames, left so by each frame's winner-takes-all, or at 256 disparities rewritten with the
-// matching costs at the start of each frame) and the raw disparity for a frame size;
-// compute() enqueues the whole pipeline on `stream`. One stream at a time: frames share the volume.
 // What SgmCuda(p, width, height).layout() would say, from the plan alone: nothing allocated (a graph
 // built to validate names the layout).
 std::string sgmCudaLayout(const SgmParams& p, int width, int height);
 
+// CUDA: holds the census codes, the one 16-bit volume (width x height x disparities; zero between
+// frames, left so by each frame's winner-takes-all, or at 256 disparities rewritten with the
+// matching costs at the start of each frame) and the raw disparity for a frame size;
+// compute() enqueues the whole pipeline on `stream`. One stream at a time: frames share the volume.
 class SgmCuda {
  public:
   SgmCuda(const SgmParams& p, int width, int height);
