@@ -1,5 +1,7 @@
 #include "stages/stereo/sgm.hpp"
 
+#include <utility>
+
 #if POLARPIPE_HAS_CUDA
 #include "cuda/device.hpp"
 #include "cuda/luma.cuh"
@@ -26,31 +28,19 @@ struct SgmCuda::Buffers {
   Image raw;  // before the median
 };
 
-SgmCuda::SgmCuda(const SgmParams& p, int width, int height)
-    : p_(p), width_(width), height_(height), buffers_(std::make_unique<Buffers>()) {
-  checkParams(p);
-  size_t pixels = static_cast<size_t>(width) * height;
-  buffers_->censusLeft = DeviceBuffer<uint32_t>(pixels);
-  buffers_->censusRight = DeviceBuffer<uint32_t>(pixels);
-  buffers_->volume = DeviceBuffer<uint16_t>(pixels * p.disparities);
-  if (p.median) buffers_->raw = Image({Depth::u16, 1}, width, height, MemoryKind::device);
-  buffers_->sweeps = planSweeps(p, width, height);
-  buffers_->rowsAround = buffers_->sweeps.bands > 0 || rowsAroundColumns(p, width, height);
-  if (buffers_->sweeps.bands > 0) {
-    buffers_->handoff = DeviceBuffer<uint8_t>(buffers_->sweeps.handoffBytes);
-    buffers_->flags = DeviceBuffer<unsigned>(buffers_->sweeps.flags);
-    PP_CUDA_CHECK(cudaMemset(buffers_->flags.get(), 0, buffers_->flags.bytes()));
-    finishSynchronousCopies();
-  }
-  if (buffers_->rowsAround) {
-    buffers_->records = DeviceBuffer<uint2>(pixels);
-    buffers_->rightBest = DeviceBuffer<uint8_t>(pixels);
-  }
-}
-
-SgmCuda::~SgmCuda() = default;
-
 namespace {
+
+struct Layout {
+  SweepPlan sweeps;
+  bool rowsAround;
+};
+
+// The rows are walked around the other directions wherever the sweeps run, and at auto's size without them.
+Layout planLayout(const SgmParams& p, int width, int height) {
+  SweepPlan sweeps = planSweeps(p, width, height);
+  const bool rowsAround = sweeps.bands > 0 || rowsAroundColumns(p, width, height);
+  return {std::move(sweeps), rowsAround};
+}
 
 std::string describeLayout(const SgmParams& p, const SweepPlan& s, bool rowsAround) {
   if (s.bands > 0)
@@ -70,9 +60,34 @@ std::string describeLayout(const SgmParams& p, const SweepPlan& s, bool rowsArou
 
 }  // namespace
 
+SgmCuda::SgmCuda(const SgmParams& p, int width, int height)
+    : p_(p), width_(width), height_(height), buffers_(std::make_unique<Buffers>()) {
+  checkParams(p);
+  size_t pixels = static_cast<size_t>(width) * height;
+  buffers_->censusLeft = DeviceBuffer<uint32_t>(pixels);
+  buffers_->censusRight = DeviceBuffer<uint32_t>(pixels);
+  buffers_->volume = DeviceBuffer<uint16_t>(pixels * p.disparities);
+  if (p.median) buffers_->raw = Image({Depth::u16, 1}, width, height, MemoryKind::device);
+  Layout layout = planLayout(p, width, height);
+  buffers_->sweeps = std::move(layout.sweeps);
+  buffers_->rowsAround = layout.rowsAround;
+  if (buffers_->sweeps.bands > 0) {
+    buffers_->handoff = DeviceBuffer<uint8_t>(buffers_->sweeps.handoffBytes);
+    buffers_->flags = DeviceBuffer<unsigned>(buffers_->sweeps.flags);
+    PP_CUDA_CHECK(cudaMemset(buffers_->flags.get(), 0, buffers_->flags.bytes()));
+    finishSynchronousCopies();
+  }
+  if (buffers_->rowsAround) {
+    buffers_->records = DeviceBuffer<uint2>(pixels);
+    buffers_->rightBest = DeviceBuffer<uint8_t>(pixels);
+  }
+}
+
+SgmCuda::~SgmCuda() = default;
+
 std::string sgmCudaLayout(const SgmParams& p, int width, int height) {
-  const SweepPlan s = planSweeps(p, width, height);
-  return describeLayout(p, s, s.bands > 0 || rowsAroundColumns(p, width, height));
+  const Layout layout = planLayout(p, width, height);
+  return describeLayout(p, layout.sweeps, layout.rowsAround);
 }
 
 std::string SgmCuda::layout() const { return describeLayout(p_, buffers_->sweeps, buffers_->rowsAround); }

@@ -64,8 +64,8 @@ class StereoSgmStage : public Stage {
     ports.output("disparity", PortSpec::image({Depth::u16, 1}, left->width, left->height));
     if (depth_) ports.output("depth", PortSpec::image({Depth::f32, 1}, left->width, left->height));
     if (confidence_) ports.output("confidence", PortSpec::image({Depth::u8, 1}, left->width, left->height));
-    if (cuda) layout_ = sgmCudaLayout(sgm_, left->width, left->height);
     if (cuda && runs) cuda_ = std::make_unique<SgmCuda>(sgm_, left->width, left->height);
+    if (cuda) layout_ = cuda_ ? cuda_->layout() : sgmCudaLayout(sgm_, left->width, left->height);
   }
 
   void process(ProcessContext& ctx) override {
