@@ -365,10 +365,11 @@ void launch(const SgmParams& p, const SgmBuffers& b, Lines lines, cudaStream_t s
 
   // The directions from the top first, then those from the bottom, then the rows: the blocks are
   // started in that order, so each front's walkers run together and add into rows the L2 holds.
-  // Where the launch does not fit the device at once but the front from the top and the rows do,
-  // the rows go first, so that the front from the bottom starts whole once they are done rather
-  // than part of it beside the front from the top.
-  const bool rowsFirst = top + bottom + rows > resident && top + rows <= resident;
+  // Where the walkers read their costs from the volume and the launch does not fit the device at
+  // once but the front from the top and the rows do, the rows go first, so that the front from the
+  // bottom starts whole once they are done rather than part of it beside the front from the top.
+  // Below 256 disparities the rows first were slower wherever that held (wide images on a big GPU).
+  const bool rowsFirst = costsInVolume(D) && top + bottom + rows > resident && top + rows <= resident;
   Directions dirs{0, {}, {}, {0}};
   for (int dy : {rowsFirst ? 0 : 1, rowsFirst ? 1 : -1, rowsFirst ? -1 : 0})
     for (int i = 0; i < p.paths; ++i) {
