@@ -1,6 +1,7 @@
 // Source `stereo_synth`: a stereo pair of raw polarization frames from a rectified picture pair,
 // with an overlay (a face) pasted at a known disparity in front of it, moving a little each frame,
 // and the AoLP field turning. The demo runs on it: no cameras, known truth.
+#include <array>
 #include <thread>
 
 #include "pipeline/image_io.hpp"
@@ -93,7 +94,7 @@ class StereoSynthSource : public Source {
             .add("overlay_step", &Params::overlay_step, "[dx, dy] the overlay moves each frame",
                  intListOf(2, -1000, 1000))
             .add("mosaic", &Params::mosaic, "sensor layout of the raw frames", oneOf({"polar_rggb", "polar_mono"}))
-            .add("frames", &Params::frames, "frames to produce (each one made at start)", intIn(1, 1000))
+            .add("frames", &Params::frames, "frames to produce (each one made before the graph runs)", intIn(1, 1000))
             .add("loop", &Params::loop, "start again after the last frame (until stopped)")
             .add("fps", &Params::fps,
                  "frames per second, as a camera delivers them; 0: as fast as the graph takes them", numberIn(0, 10000))
@@ -101,48 +102,35 @@ class StereoSynthSource : public Source {
     return schema;
   }
 
-  StereoSynthSource(const Params& p, ParamContext& ctx) : mosaic_(p.mosaic), loop_(p.loop), fps_(p.fps) {
+  StereoSynthSource(const Params& p, ParamContext& ctx) : p_(p) {
     try {
-      Image left = shrink(readImage(p.left.value), p.downscale), right = shrink(readImage(p.right.value), p.downscale);
-      if (left.width() != right.width() || left.height() != right.height() || left.format() != right.format())
+      left_ = shrink(readImage(p.left.value), p.downscale), right_ = shrink(readImage(p.right.value), p.downscale);
+      if (left_.width() != right_.width() || left_.height() != right_.height() || left_.format() != right_.format())
         throw std::invalid_argument(p.left.value + " and " + p.right.value + " differ in size or format");
       if (p.size[0] > 0 && p.size[1] > 0) {
-        left = resized(left, p.size[0], p.size[1]);
-        right = resized(right, p.size[0], p.size[1]);
+        left_ = resized(left_, p.size[0], p.size[1]);
+        right_ = resized(right_, p.size[0], p.size[1]);
       }
-      Image overlay;
-      std::vector<int> crop = p.overlay_crop;
       if (!p.overlay.empty()) {
-        overlay = readImage(p.overlay.value);
-        if (crop[2] == 0) crop = {0, 0, overlay.width(), overlay.height()};
-        if (crop[0] + crop[2] > overlay.width() || crop[1] + crop[3] > overlay.height())
-          throw std::invalid_argument("overlay_crop reaches outside the " + std::to_string(overlay.width()) + "x" +
-                                      std::to_string(overlay.height()) + " overlay " + p.overlay.value);
-      }
-      demosaic::SynthOptions o;
-      o.mosaic = p.mosaic == "polar_mono" ? demosaic::Mosaic::mono : demosaic::Mosaic::rggb;
-      o.aolp = "radial";
-      o.dolp = "ramp";
-      for (int i = 0; i < p.frames; ++i) {
-        Image l(left.format(), left.width(), left.height(), MemoryKind::host),
-            r(left.format(), left.width(), left.height(), MemoryKind::host);
-        copyImage(left, l, nullptr);
-        copyImage(right, r, nullptr);
-        if (!overlay.empty()) {
-          int x = p.overlay_at[0] + i * p.overlay_step[0], y = p.overlay_at[1] + i * p.overlay_step[1];
-          paste(l, overlay, crop, x, y);
-          paste(r, overlay, crop, x - p.overlay_disparity, y);
-        }
-        o.aolpOffset = i * p.aolp_step_deg * M_PI / 180.0;
-        frames_.push_back({demosaic::synthesize(l, o).raw, demosaic::synthesize(r, o).raw});
+        overlay_ = readImage(p.overlay.value);
+        std::vector<int>& crop = p_.overlay_crop;
+        if (crop[2] == 0) crop = {0, 0, overlay_.width(), overlay_.height()};
+        if (crop[0] + crop[2] > overlay_.width() || crop[1] + crop[3] > overlay_.height())
+          throw std::invalid_argument("overlay_crop reaches outside the " + std::to_string(overlay_.width()) + "x" +
+                                      std::to_string(overlay_.height()) + " overlay " + p.overlay.value);
       }
     } catch (const std::exception& e) {
+      left_ = {};
       ctx.error(e.what());
     }
   }
 
+  // Every frame is made here where the graph will run, so that a paced source delivers them at its
+  // rate; a graph built to validate makes the first alone, for its size.
   void setup(PortSetup& ports) override {
-    if (frames_.empty()) return;
+    if (left_.empty()) return;
+    const int count = ports.devices() == PortSetup::Devices::use ? p_.frames : 1;
+    while (static_cast<int>(frames_.size()) < count) frames_.push_back(render(static_cast<int>(frames_.size())));
     const Image& raw = frames_.front()[0];
     ports.output("left", PortSpec::image(raw.format(), raw.width(), raw.height()));
     ports.output("right", PortSpec::image(raw.format(), raw.width(), raw.height()));
@@ -150,28 +138,46 @@ class StereoSynthSource : public Source {
   bool live() const override { return false; }
   bool read(SourceFrame& frame, const std::function<bool()>& stopping) override {
     if (next_ == frames_.size()) {
-      if (!loop_) return false;
+      if (!p_.loop) return false;
       next_ = 0;
     }
-    if (fps_ > 0) {  // paced like a camera
+    if (p_.fps > 0) {  // paced like a camera
       if (due_ == Clock::time_point{}) due_ = Clock::now();
       while (Clock::now() < due_ && !stopping())
         std::this_thread::sleep_for(std::min<Clock::duration>(due_ - Clock::now(), std::chrono::milliseconds(5)));
       if (stopping()) return false;
-      due_ += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / fps_));
+      due_ += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / p_.fps));
     }
     copyImage(frames_[next_][0], frame.out("left"), nullptr);
     copyImage(frames_[next_][1], frame.out("right"), nullptr);
-    frame.meta().mosaic = mosaic_;
+    frame.meta().mosaic = p_.mosaic;
     frame.meta().bitDepth = 8;
     ++next_;
     return true;
   }
 
  private:
-  std::string mosaic_;
-  bool loop_;
-  double fps_;
+  // Frame i: the pair with the overlay moved i steps, the AoLP field turned i steps, as raw mosaics.
+  std::array<Image, 2> render(int i) const {
+    Image l(left_.format(), left_.width(), left_.height(), MemoryKind::host),
+        r(left_.format(), left_.width(), left_.height(), MemoryKind::host);
+    copyImage(left_, l, nullptr);
+    copyImage(right_, r, nullptr);
+    if (!overlay_.empty()) {
+      const int x = p_.overlay_at[0] + i * p_.overlay_step[0], y = p_.overlay_at[1] + i * p_.overlay_step[1];
+      paste(l, overlay_, p_.overlay_crop, x, y);
+      paste(r, overlay_, p_.overlay_crop, x - p_.overlay_disparity, y);
+    }
+    demosaic::SynthOptions o;
+    o.mosaic = p_.mosaic == "polar_mono" ? demosaic::Mosaic::mono : demosaic::Mosaic::rggb;
+    o.aolp = "radial";
+    o.dolp = "ramp";
+    o.aolpOffset = i * p_.aolp_step_deg * M_PI / 180.0;
+    return {demosaic::synthesize(l, o).raw, demosaic::synthesize(r, o).raw};
+  }
+
+  Params p_;  // overlay_crop made whole where it was all of the overlay
+  Image left_, right_, overlay_;
   Clock::time_point due_{};
   std::vector<std::array<Image, 2>> frames_;  // left and right raw
   size_t next_ = 0;

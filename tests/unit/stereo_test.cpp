@@ -260,5 +260,44 @@ TEST(StereoGraph, ConfigErrorsNameTheProblem) {
   EXPECT_NE(far.text().find("4031"), std::string::npos) << far.text();
 }
 
+// --- the demo's source ---
+
+// stereo_synth makes every frame before a graph that runs starts (so that a paced source keeps its
+// rate), the overlay moving and the AoLP field turning from frame to frame; a graph built to
+// validate makes the first alone, for its outputs' size.
+TEST(StereoSynth, RunsEveryFrameAndValidateNamesTheirSize) {
+  Registry registry;
+  registerAllNodes(registry);
+  registry.add<KeepSink>(Role::sink, "keep", "keeps frames");
+  const std::string data = test::stereoData("");
+  const std::string yaml = "sources:\n  - {name: cams, type: stereo_synth, params: {left: " + data +
+                           "chessboard/left/01.jpg, right: " + data +
+                           "chessboard/right/01.jpg, downscale: 4, overlay: " + data +
+                           "aloeL.jpg, overlay_crop: [0, 0, 40, 30], overlay_at: [20, 10], " +
+                           "overlay_disparity: 12, overlay_step: [5, 2], frames: 3}}\n" +
+                           "sinks:\n  - {name: keep, type: keep, inputs: {l: cams.left, r: cams.right}}\n";
+  auto graph = buildGraph(registry, yaml);
+  ASSERT_TRUE(graph);
+  graph->run();
+  Kept& k = kept("default");
+  ASSERT_EQ(k.count(), 3u);
+  const Image& first = k.planes[0].at("l");
+  EXPECT_EQ(first.width(), 2 * 640 / 4);  // a raw mosaic: each picture pixel a 2x2 block
+  EXPECT_EQ(first.height(), 2 * 480 / 4);
+  EXPECT_EQ(k.metas[0].mosaic, "polar_mono");
+  for (size_t i = 1; i < 3; ++i) {
+    EXPECT_FALSE(test::samePixels(k.planes[i].at("l"), k.planes[i - 1].at("l"))) << "frame " << i;
+    EXPECT_FALSE(test::samePixels(k.planes[i].at("r"), k.planes[i - 1].at("r"))) << "frame " << i;
+  }
+
+  Diagnostics d("test.yaml");
+  const PipelineSpec spec = parsePipeline(yaml, "test.yaml", {}, d);
+  GraphOptions validate;
+  validate.devices = PortSetup::Devices::none;
+  auto described = Graph::build(spec, registry, d, validate);
+  ASSERT_TRUE(described) << d.text();
+  const std::string size = std::to_string(first.width()) + "x" + std::to_string(first.height());
+  EXPECT_NE(described->describe().find(size), std::string::npos) << described->describe();
+}
 }  // namespace
 }  // namespace pp::stereo
