@@ -47,9 +47,9 @@ void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, Lines lines,
 // The six directions from above and below of 8 paths in two sweeps of column bands (see
 // cuda/sgm_sweep.cu), where the device holds every band of a sweep at once: how many bands a sweep,
 // whether both sweeps go in one launch, and what they need beside SgmBuffers. bands == 0 where the
-// sweeps do not apply (SgmParams::sweeps off, 4 paths, 256 disparities, a device without cooperative
-// launch or too small to hold a sweep's bands at once), or, with Sweeps::automatic, where the bands
-// would be narrower than kSweepsBandWidth columns.
+// sweeps do not apply (SgmParams::sweeps off, 4 paths, one row, a device without cooperative launch
+// or too small to hold a sweep's bands at once), or, with Sweeps::automatic, where the bands would be
+// narrower than kSweepsBandWidth columns.
 struct SweepPlan {
   int bands = 0, bandWidth = 0, slots = 0;
   int sweepsALaunch = 0;  // 2: both sweeps in one launch; 1: one after the other
@@ -77,11 +77,12 @@ void launchRowsFromLeft(const SgmParams& p, const SgmBuffers& b, cudaStream_t st
 void launchRowsFromRight(const SgmParams& p, const SgmBuffers& b, uint2* records, uint8_t* rightBest,
                          ImageView<uint16_t> disparity, ImageView<uint8_t> confidence, cudaStream_t stream);
 
-// Where the sweeps do not take the directions from above and below (4 paths, 256 disparities, no
-// plan): whether the rows are walked around their walkers (the walk from the left, the columns' and
-// diagonals' walkers adding to its sums, the walk from the right taking the winner) rather than
-// every direction adding to zeros and a winner-takes-all pass (SgmParams::sweeps, by the image's
-// pixels an SM of the planned device: see rowsAroundPixelsPerSm).
+// Where the sweeps do not take the directions from above and below (4 paths; no plan, at 256
+// disparities also `auto`'s narrow bands): whether the rows are walked around their walkers (the
+// walk from the left, the columns' and diagonals' walkers adding to its sums, the walk from the
+// right taking the winner) rather than every direction adding to zeros and a winner-takes-all pass
+// (SgmParams::sweeps, by the image's pixels an SM of the planned device: see
+// rowsAroundPixelsPerSm).
 bool rowsAroundColumns(const SgmParams& p, int width, int height);
 
 // Winner takes all over the sums, sub-pixel, uniqueness, the right image's disparities, the

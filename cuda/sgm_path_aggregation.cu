@@ -1,6 +1,6 @@
-// Path aggregation: every line of every direction is walked by a group of lanes, each holding 16
-// (8 with 4 paths) disparities of the path cost in registers (two to a register where kCostPairs),
-// so that a step is that many independent recursions a lane and a warp walks several lines at once
+// Path aggregation: every line of every direction is walked by a group of lanes, each holding 16 (8
+// with 4 paths) disparities of the path cost in registers (two to a register where kCostPairs), so
+// that a step is that many independent recursions a lane and a warp walks several lines at once
 // (libSGM's layout). A lane's disparities are runs of four spread over the range, so that each of
 // its 64-bit reductions of the 16-bit sums lands next to those of the walker's other lanes (whole
 // sectors). All walkers add their path costs to the volume's sums with reductions. Below 256
@@ -8,8 +8,9 @@
 // walkers taking theirs from a window in shared memory that the block fills two steps ahead and a
 // row's walkers shifting theirs along; at 256 it reads them from the volume words it then adds to
 // (see costsInVolume). Where the sweeps (cuda/sgm_sweep.cu) take six directions, cuda/sgm_rows.cu
-// walks the other two; where the sweeps do not apply (4 paths, 256 disparities) it may walk the
-// rows around these walkers (Lines::columns: they add to the sums the walk from the left stored).
+// walks the other two; where the sweeps do not run (4 paths; at 256 disparities on a big GPU) it
+// may walk the rows around these walkers (Lines::columns: they add to the sums the walk from the
+// left stored).
 #include <type_traits>
 
 #include "cuda/dependent_launch.cuh"

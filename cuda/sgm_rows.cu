@@ -1,20 +1,21 @@
 // The two directions along the rows, around those from above and below (the sweeps of
-// cuda/sgm_sweep.cu, or the walkers of cuda/sgm_path_aggregation.cu where the sweeps do not apply:
-// 4 paths, 256 disparities), and the winner: a walker a row, of 16 disparities a lane as the
-// aggregation's, or of 4 (8 at 256 disparities) where the GPU has more SMs than such walkers keep
-// busy (withRowRuns). The walk from the left goes first and stores each pixel's path costs as its
-// sums, so the volume need not be zero; the other directions add theirs; the walk from the right
-// then reads the sums a step ahead, adds its own path costs in registers and takes each pixel's
-// winner there. So the volume is stored once, added to by the other directions, and read once,
-// with no winner-takes-all pass.
+// cuda/sgm_sweep.cu, or the walkers of cuda/sgm_path_aggregation.cu where the sweeps do not run: 4
+// paths, or 8 at 256 disparities on a big GPU), and the winner: a walker a row, of 16 disparities a
+// lane as the aggregation's, or of 4 (8 at 256 disparities) where the GPU has more SMs than such
+// walkers keep busy (withRowRuns). The walk from the left goes first and stores each pixel's path
+// costs as its sums, so the volume need not be zero; the other directions add theirs; the walk from
+// the right then reads the sums a step ahead, adds its own path costs in registers and takes each
+// pixel's winner there. So the volume is stored once, added to by the other directions, and read
+// once, with no winner-takes-all pass.
 //
 // The winner as the walk from the right goes (the rules of cuda/sgm_types.hpp, as
 // cuda/sgm_winner_takes_all.cu takes them): each match's (sum << 8 | d) by one permute; the pixel's
-// best, the lowest sum outside the best's window and the sums beside the best by reductions over the
-// walker's lanes, left in a record a pixel; the right image's best per column as a running minimum
-// in registers, each disparity's slot moving a disparity a step (a column's last candidate, at d = 0,
-// is the step's column), written out as the column completes. When a block's walks are done its
-// warps finish its rows from the records: the pixel's disparity, the left-right check and the fill.
+// best, the lowest sum outside the best's window and the sums beside the best by reductions over
+// the walker's lanes, left in a record a pixel; the right image's best per column as a running
+// minimum in registers, each disparity's slot moving a disparity a step (a column's last candidate,
+// at d = 0, is the step's column), written out as the column completes. When a block's walks are
+// done its warps finish its rows from the records: the pixel's disparity, the left-right check and
+// the fill.
 #include <stdexcept>
 #include <string>
 #include <type_traits>

@@ -12,7 +12,9 @@
 // neighbours its edge columns' costs through global memory and takes theirs, and the ghosts start
 // again from them. Bands wait only for their two neighbours, every kGhost rows; every band of a
 // launch must be resident at once, so it is a cooperative launch: both sweeps in one where the
-// device holds both sweeps' bands, else one sweep a launch (see plan).
+// device holds both sweeps' bands, else one sweep a launch (see plan). A row's matching costs come
+// from the census codes, staged in shared memory a row ahead, at every disparity count (at 256 the
+// walk from the left also stores them above the sums, for the walkers where the sweeps do not run).
 #include <algorithm>
 #include <string>
 #include <type_traits>
@@ -348,7 +350,6 @@ SweepPlan without(std::string why) {
 template <int D> SweepPlan plan(const SgmParams& p, int width, int height) {
   if (p.sweeps == Sweeps::off) return without("sweeps: false");
   if (p.paths != 8) return without("they take 8 paths");
-  if (costsInVolume(D)) return without("they take 64 or 128 disparities");
   if (height < 2) return without("one row");
   if (!deviceAttribute(cudaDevAttrCooperativeLaunch)) return without("the device has no cooperative launch");
   const int sms = plannedMultiprocessors();
@@ -409,7 +410,8 @@ SweepPlan planSweeps(const SgmParams& p, int width, int height) {
   switch (p.disparities) {
     case 64: return plan<64>(p, width, height);
     case 128: return plan<128>(p, width, height);
-    default: return without("they take 64 or 128 disparities");
+    case 256: return plan<256>(p, width, height);
+    default: return without("they take 64, 128 or 256 disparities");
   }
 }
 
@@ -418,7 +420,9 @@ void launchSweeps(const SgmParams& p, const SgmBuffers& b, const SweepPlan& s, c
   switch (p.disparities) {
     case 64: return launch<64>(p, b, s, w, stream);
     case 128: return launch<128>(p, b, s, w, stream);
-    default: throw std::invalid_argument("SGM sweeps: 64 or 128 disparities, not " + std::to_string(p.disparities));
+    case 256: return launch<256>(p, b, s, w, stream);
+    default:
+      throw std::invalid_argument("SGM sweeps: 64, 128 or 256 disparities, not " + std::to_string(p.disparities));
   }
 }
 

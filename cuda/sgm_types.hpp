@@ -27,22 +27,23 @@
 
 namespace pp::stereo {
 
-// Where the six directions from above and below of 8 paths go below 256 disparities: in two
-// sweeps of column bands (cuda/sgm_sweep.cu), a third of the volume traffic, or to the walkers with
-// the rows. `automatic` takes the sweeps where a band (an SM's share of the columns, see
-// planSweeps) is at least kSweepsBandWidth columns wide: at 1224 columns and 128 disparities the
-// sweeps beat the walkers down to bands of 40 columns (AGX Orin's 16 SMs: 80) and lose at 32
-// (measured by SM count in stages/stereo/PERFORMANCE.md).
-// With 4 paths, and with 8 at 256 disparities (no sweeps) or where the sweeps asked for do not
-// fit, the same choice is whether the rows are walked around the walkers of the other directions
-// (cuda/sgm_rows.cu: the volume stored by the walk from the left, read by the walk from the right as
-// it takes the winner; no zeroing, no winner-takes-all pass) or with them: `automatic` walks them
-// around where each SM of the planned device has at least rowsAroundPixelsPerSm pixels of the
-// image (with 8 paths only at 256: below, where it declined the sweeps, the walkers were faster
-// than the rows around them). The rows' two walks go one after the other, each a chain of a row's
-// width in steps, which more SMs do not shorten; the other walkers' work an SM shrinks with them
-// (measured by size and SM count in stages/stereo/PERFORMANCE.md: an Orin's 16 SMs take it from
-// 612x512 up, all 132 of an H200's at 2448x2048 but not at 1224x1024 or Aloe's 1282x1110).
+// Where the six directions from above and below of 8 paths go: in two sweeps of column bands
+// (cuda/sgm_sweep.cu), a third of the volume traffic (at 256 disparities a third of the L2 bytes of
+// the rows around), or to the walkers. `automatic` takes the sweeps where a band (an SM's share of
+// the columns, see planSweeps) is at least kSweepsBandWidth columns wide: at 1224 columns and 128
+// disparities the sweeps beat the walkers down to bands of 40 columns (AGX Orin's 16 SMs: 80) and
+// lose at 32 (measured by SM count in stages/stereo/PERFORMANCE.md).
+// With 4 paths, and with 8 at 256 disparities where `automatic` declined the sweeps or where the
+// sweeps asked for do not fit, the same choice is whether the rows are walked around the walkers of
+// the other directions (cuda/sgm_rows.cu: the volume stored by the walk from the left, read by the
+// walk from the right as it takes the winner; no zeroing, no winner-takes-all pass) or with them:
+// `automatic` walks them around where each SM of the planned device has at least
+// rowsAroundPixelsPerSm pixels of the image (with 8 paths only at 256: below, where it declined the
+// sweeps, the walkers were faster than the rows around them). The rows' two walks go one after the
+// other, each a chain of a row's width in steps, which more SMs do not shorten; the other walkers'
+// work an SM shrinks with them (measured by size and SM count in stages/stereo/PERFORMANCE.md: an
+// Orin's 16 SMs take it from 612x512 up, all 132 of an H200's at 2448x2048 but not at 1224x1024 or
+// Aloe's 1282x1110).
 enum class Sweeps : uint8_t { off, on, automatic };
 constexpr int kSweepsBandWidth = 36;
 constexpr long long rowsAroundPixelsPerSm(int paths) { return paths == 4 ? 16384 : 32768; }

@@ -48,11 +48,12 @@ std::string describeLayout(const SgmParams& p, const SweepPlan& s, bool rowsArou
            " columns a sweep, " + (s.sweepsALaunch == 2 ? "both sweeps in one launch" : "one sweep a launch") +
            (s.ring ? ", costs in a ring" : "");
   std::string text = rowsAround ? "the rows walked around the other walkers" : "the walkers";
-  if (p.paths == 8 && !costsInVolume(p.disparities))
+  if (p.paths == 8)
     text += "; not the sweeps: " + s.without;
   else if (p.sweeps == Sweeps::off)
     text += "; sweeps: false";
-  else if (p.sweeps == Sweeps::automatic)
+  // Where auto chose between the rows around and the walkers (see rowsAroundColumns).
+  if (p.sweeps == Sweeps::automatic && (p.paths == 4 || costsInVolume(p.disparities)))
     text += std::string("; auto: ") + (rowsAround ? "at least " : "fewer than ") +
             std::to_string(rowsAroundPixelsPerSm(p.paths)) + " pixels of the image an SM";
   return text;

@@ -87,7 +87,7 @@ SgmParams paramsFor(const Case& c) {
 // Where the sweeps are asked for and apply, the device takes them (else a case would test the
 // walkers twice).
 void expectSweepsWhereAsked(const SgmParams& p, int width, int height) {
-  if (p.sweeps == Sweeps::on && p.paths == 8 && p.disparities < 256 && height >= 2) {
+  if (p.sweeps == Sweeps::on && p.paths == 8 && height >= 2) {
     EXPECT_GT(planSweeps(p, width, height).bands, 0) << "the sweeps do not fit this device";
   }
 }
@@ -143,9 +143,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{65, 70, 128, 4, 9, "wlfm"}, Case{40, 700, 64, 4, 0, "w"}, Case{57, 1, 128, 4, 0, "w"},
                       // ... at 256 disparities: the walk from the left stores the matching costs too.
                       Case{263, 41, 256, 4, 7, "wa"}, Case{301, 45, 256, 4, 0, "wsu"}, Case{40, 300, 256, 4, 3, "wlf"},
-                      // 8 paths where the sweeps do not apply: at 256 disparities (a full-width front, a
-                      // launch that does not fit at once on a big GPU), or one row.
+                      // ... and 8 at 256 disparities: the sweeps' costs from the census codes, the walk
+                      // from the left storing the matching costs above the sums as well.
                       Case{301, 45, 256, 8, 0, "w"}, Case{2448, 9, 256, 8, 0, "wa"}, Case{1300, 70, 256, 8, 3, "w"},
+                      // One row: no sweeps.
                       Case{57, 1, 128, 8, 0, "w"}));
 
 // One matcher, several frames: each starts from zero sums (below 256 disparities the
@@ -177,7 +178,10 @@ TEST(CudaSgmReal, AloeAndTheChessboardPairMatchTheCpu) {
   test::StereoScore s = test::scoreAgainst(got.disparity, readImage(test::stereoData("aloeGT.png")));
   EXPECT_GE(s.density, 85.0);
   EXPECT_LE(s.bad2, 17.0);
-  p.paths = 4, p.sweeps = Sweeps::on;  // the rows around the columns
+  p.sweeps = Sweeps::on;
+  expectSweepsWhereAsked(p, left.width(), left.height());
+  EXPECT_TRUE(test::samePixels(want.disparity, onGpu(p, left, right, false).disparity)) << "Aloe, the sweeps";
+  p.paths = 4;  // the rows around the columns
   EXPECT_TRUE(test::samePixels(onCpu(p, left, right).disparity, onGpu(p, left, right, false).disparity))
       << "Aloe, 4 paths, the rows around the columns";
   p.paths = 8, p.sweeps = Sweeps::automatic;
@@ -317,7 +321,13 @@ TEST(CudaSgmPlan, TheLayoutIsNamedWithWhyNotTheOthers) {
                   std::to_string(kSweepsBandWidth) + " columns");
     p.sweeps = Sweeps::off;
     EXPECT_EQ(SgmCuda(p, 400, 24).layout(), "the walkers; not the sweeps: sweeps: false");
-    p.sweeps = Sweeps::automatic, p.paths = 4;
+    // At 256 disparities, where auto declines the sweeps, it chooses between the rows around and the walkers.
+    p.sweeps = Sweeps::automatic, p.disparities = 256;
+    EXPECT_EQ(SgmCuda(p, 400, 24).layout(),
+              "the walkers; not the sweeps: auto: on 16 SMs their bands would be narrower than " +
+                  std::to_string(kSweepsBandWidth) + " columns; auto: fewer than " +
+                  std::to_string(rowsAroundPixelsPerSm(8)) + " pixels of the image an SM");
+    p.disparities = 128, p.paths = 4;
     EXPECT_EQ(SgmCuda(p, 1224, 1024).layout(), "the rows walked around the other walkers; auto: at least " +
                                                    std::to_string(rowsAroundPixelsPerSm(4)) +
                                                    " pixels of the image an SM");
@@ -353,25 +363,28 @@ TEST(CudaSgmPlan, TwoMatchersOfDifferentBandsBothRun) {
 }
 
 // By default the sweeps go where their bands are wide enough to be the faster: planned for an AGX
-// Orin's 16 SMs at half the sensor's width, not on a big GPU's SMs (ctest runs this both ways).
+// Orin's 16 SMs at half the sensor's width, not on a big GPU's SMs (ctest runs this both ways), at
+// 128 disparities and at 256.
 TEST(CudaSgmPlan, AutomaticSweepsWhereTheBandsAreWide) {
   if (!gpuAvailable()) GTEST_SKIP() << "no CUDA device: " << gpuDescription();
-  SgmParams p;
-  p.disparities = 128, p.paths = 8;
-  EXPECT_EQ(p.sweeps, Sweeps::automatic);
-  const SweepPlan automatic = planSweeps(p, 1224, 1024);
-  p.sweeps = Sweeps::on;
-  const SweepPlan asked = planSweeps(p, 1224, 1024);
-  ASSERT_GT(asked.bands, 0) << "the sweeps do not fit this device";
-  EXPECT_EQ(automatic.bands > 0, asked.bandWidth >= kSweepsBandWidth) << asked.bandWidth << "-column bands";
-  if (plannedMultiprocessors() <= 16) {
-    EXPECT_GT(automatic.bands, 0) << "an Orin's SMs take the sweeps by default";
+  for (int disparities : {128, 256}) {
+    SgmParams p;
+    p.disparities = disparities, p.paths = 8;
+    EXPECT_EQ(p.sweeps, Sweeps::automatic);
+    const SweepPlan automatic = planSweeps(p, 1224, 1024);
+    p.sweeps = Sweeps::on;
+    const SweepPlan asked = planSweeps(p, 1224, 1024);
+    ASSERT_GT(asked.bands, 0) << "the sweeps do not fit this device at " << disparities;
+    EXPECT_EQ(automatic.bands > 0, asked.bandWidth >= kSweepsBandWidth) << asked.bandWidth << "-column bands";
+    if (plannedMultiprocessors() <= 16) {
+      EXPECT_GT(automatic.bands, 0) << "an Orin's SMs take the sweeps by default at " << disparities;
+    }
+    if (plannedMultiprocessors() >= 64) {
+      EXPECT_EQ(automatic.bands, 0) << "a big GPU's SMs take the walkers or the rows around at " << disparities;
+    }
+    p.sweeps = Sweeps::off;
+    EXPECT_EQ(planSweeps(p, 1224, 1024).bands, 0);
   }
-  if (plannedMultiprocessors() >= 64) {
-    EXPECT_EQ(automatic.bands, 0) << "a big GPU's SMs take the walkers by default";
-  }
-  p.sweeps = Sweeps::off;
-  EXPECT_EQ(planSweeps(p, 1224, 1024).bands, 0);
 }
 
 // `auto` walks the rows around the other walkers where an SM of the planned device has enough of
@@ -413,8 +426,7 @@ TEST(CudaSgmPlan, TheRowsAroundTheOtherWalkersWhereAnSmHasEnoughPixels) {
   }
   p.sweeps = Sweeps::on;  // where the sweeps do not fit
   EXPECT_TRUE(rowsAroundColumns(p, 16, 16));
-  p.disparities = 256;  // no sweeps at 256
-  EXPECT_EQ(planSweeps(p, 1224, 1024).bands, 0);
+  p.disparities = 256;
   EXPECT_TRUE(rowsAroundColumns(p, 16, 16));
   p.sweeps = Sweeps::off;
   EXPECT_FALSE(rowsAroundColumns(p, 2448, 2048));

@@ -91,14 +91,14 @@ class RectifyRun : public bench::Run {
 
 [[maybe_unused]] const bool registered = [] {
   // Each size and path count by the walkers (`sweeps: false`), and with `sweeps: true`: the sweeps
-  // (8 paths below 256 disparities) or the rows walked around the other walkers.
+  // (8 paths) or the rows walked around the other walkers (4 paths); 8 paths at 256 disparities also
+  // as `auto` takes them (on a big GPU the rows around, on a Jetson the sweeps).
   for (int paths : {8, 4}) {
     for (bool half : {true, false}) {
       const std::string name =
           std::string("stereo/sgm-") + (half ? "half-d128-p" : "full-d256-p") + std::to_string(paths);
       const std::string what = std::string(half ? "SGM at half the frame size, 128" : "SGM at the frame size, 256") +
                                " disparities, " + std::to_string(paths) + " paths";
-      const bool sweeps = half && paths == 8;
       auto add = [&](const std::string& suffix, const std::string& how, Sweeps choice) {
         bench::registry().push_back({name + suffix, what + how + ", sub-pixel", true, [=](bench::Size s, int sets) {
                                        const int scale = half ? 2 : 1;
@@ -107,10 +107,12 @@ class RectifyRun : public bench::Run {
                                      }});
       };
       add("", " by the walkers", Sweeps::off);
-      add(sweeps ? "-sweeps" : "-rows",
-          sweeps ? " with the directions from above and below in sweeps"
-                 : " with the rows walked around the other walkers",
-          Sweeps::on);
+      if (paths == 8) {
+        if (!half) add("-auto", " as `sweeps: auto` takes them", Sweeps::automatic);
+        add("-sweeps", " with the directions from above and below in sweeps", Sweeps::on);
+      } else {
+        add("-rows", " with the rows walked around the other walkers", Sweeps::on);
+      }
     }
   }
   bench::registry().push_back(
