@@ -84,11 +84,22 @@ SgmParams paramsFor(const Case& c) {
   return p;
 }
 
+// A device planned at least an AGX Orin's size (16 SMs of 164 KiB) holds a plan of the sweeps for
+// every shape tested; a smaller one (an AGX Xavier's 8 SMs of 96 KiB, an Orin Nano's 4) may hold
+// none at 256 disparities or at wide shapes, and walks the rows around the other walkers instead.
+bool holdsEverySweepPlan() {
+  return plannedMultiprocessors() >= 16 && plannedSharedMemoryPerMultiprocessor() >= 164 * 1024;
+}
+
 // Where the sweeps are asked for and apply, the device takes them (else a case would test the
-// walkers twice).
+// rows around twice), or a device smaller than an Orin has no plan of them.
 void expectSweepsWhereAsked(const SgmParams& p, int width, int height) {
   if (p.sweeps == Sweeps::on && p.paths == 8 && height >= 2) {
-    EXPECT_GT(planSweeps(p, width, height).bands, 0) << "the sweeps do not fit this device";
+    const SweepPlan s = planSweeps(p, width, height);
+    if (holdsEverySweepPlan())
+      EXPECT_GT(s.bands, 0) << "the sweeps do not fit this device: " << s.without;
+    else
+      EXPECT_TRUE(s.bands > 0 || s.without.rfind("no plan of their bands fits", 0) == 0) << s.without;
   }
 }
 
@@ -374,7 +385,11 @@ TEST(CudaSgmPlan, AutomaticSweepsWhereTheBandsAreWide) {
     const SweepPlan automatic = planSweeps(p, 1224, 1024);
     p.sweeps = Sweeps::on;
     const SweepPlan asked = planSweeps(p, 1224, 1024);
-    ASSERT_GT(asked.bands, 0) << "the sweeps do not fit this device at " << disparities;
+    if (asked.bands == 0) {  // a device smaller than an Orin, at 256 disparities
+      EXPECT_FALSE(holdsEverySweepPlan()) << "the sweeps do not fit this device at " << disparities;
+      EXPECT_EQ(automatic.bands, 0);
+      continue;
+    }
     EXPECT_EQ(automatic.bands > 0, asked.bandWidth >= kSweepsBandWidth) << asked.bandWidth << "-column bands";
     if (plannedMultiprocessors() <= 16) {
       EXPECT_GT(automatic.bands, 0) << "an Orin's SMs take the sweeps by default at " << disparities;
