@@ -38,10 +38,19 @@ constexpr bool costsInVolume(int disparities) { return disparities == 256; }
 // Where costsInVolume: every pixel's matching costs into the volume, its sums zero.
 void launchMatchingCost(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
 
+// Where the walkers take the directions from above and below (no sweeps, no rows around), whether
+// the walk from the left goes first in place of launchMatchingCost, storing each pixel's matching
+// costs above its path costs (see launchRowsFromLeft), and the walkers take the other directions:
+// with 4 paths at 256 disparities, where that takes a quarter of the walkers' directions and half
+// of their longest lines, the rows, for a pass a little longer than the matching costs' (with 8 an
+// eighth, which did not pay at Aloe's size; stages/stereo/PERFORMANCE.md).
+constexpr bool leftWalkFirst(const SgmParams& p) { return costsInVolume(p.disparities) && p.paths == 4; }
+
 // Every path direction (4 or 8) over every line of the image, added into the volume's sums, which
-// must be zero; or, with Lines::columns, only the directions from above and below, added to what
-// the walk from the left stored (see launchRowsFromLeft).
-enum class Lines : uint8_t { all, columns };
+// must be zero; with Lines::columns only the directions from above and below, with
+// Lines::allButFromLeft every direction but the walk from the left, added to what that walk stored
+// (see launchRowsFromLeft).
+enum class Lines : uint8_t { all, columns, allButFromLeft };
 void launchPathAggregation(const SgmParams& p, const SgmBuffers& b, Lines lines, cudaStream_t stream);
 
 // The six directions from above and below of 8 paths in two sweeps of column bands (see
@@ -70,7 +79,8 @@ void launchSweeps(const SgmParams& p, const SgmBuffers& b, const SweepPlan& s, c
 
 // Where the sweeps take six directions (or where rowsAroundColumns), the two along the
 // rows (see cuda/sgm_rows.cu): first the walk from the left, which stores each pixel's path costs
-// as its sums (the volume need not be zero); after the other directions, the walk from the right,
+// as its sums (the volume need not be zero; it also goes first where leftWalkFirst, before the
+// walkers of every other direction); after the other directions, the walk from the right,
 // which adds its own to the sums as it reads them and takes the winner as launchWinnerTakesAll
 // does (the volume is left as it was). `records` and `rightBest`: width x height each, its scratch.
 void launchRowsFromLeft(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
@@ -84,6 +94,10 @@ void launchRowsFromRight(const SgmParams& p, const SgmBuffers& b, uint2* records
 // (SgmParams::sweeps, by the image's pixels an SM of the planned device: see
 // rowsAroundPixelsPerSm).
 bool rowsAroundColumns(const SgmParams& p, int width, int height);
+// Where `auto` makes that choice by the pixels an SM: 4 paths, and 8 at 256 disparities. With 8
+// below 256 it declined the sweeps only for bands too narrow, where the walkers are also faster than
+// the rows around them (measured at half size).
+constexpr bool rowsAroundByPixels(const SgmParams& p) { return p.paths == 4 || costsInVolume(p.disparities); }
 
 // Winner takes all over the sums, sub-pixel, uniqueness, the right image's disparities, the
 // left-right check and the fill: writes disparity x 16 (or kInvalidDisparity) and, when

@@ -10,7 +10,8 @@
 // (see costsInVolume). Where the sweeps (cuda/sgm_sweep.cu) take six directions, cuda/sgm_rows.cu
 // walks the other two; where the sweeps do not run (4 paths; at 256 disparities on a big GPU) it
 // may walk the rows around these walkers (Lines::columns: they add to the sums the walk from the
-// left stored).
+// left stored), or the walk from the left alone before them (Lines::allButFromLeft, see
+// leftWalkFirst).
 #include <type_traits>
 
 #include "cuda/dependent_launch.cuh"
@@ -346,10 +347,13 @@ void launch(const SgmParams& p, const SgmBuffers& b, Lines lines, cudaStream_t s
     launchDependent(kernel, blocks, kWarpsPerBlock * 32, 0, stream, p, b, dirs);
   };
   int top = 0, bottom = 0, rows = 0;  // warps of the directions from the top, from the bottom, along the rows
-  auto walked = [&](int dy) { return lines == Lines::all || dy != 0; };
+  auto walked = [&](int i) {
+    const int dx = kPathDirections[i][0], dy = kPathDirections[i][1];
+    return lines == Lines::all || dy != 0 || (lines == Lines::allButFromLeft && dx < 0);
+  };
   for (int i = 0; i < p.paths; ++i) {
     const int dy = kPathDirections[i][1];
-    if (walked(dy)) (dy > 0 ? top : dy < 0 ? bottom : rows) += directionWarps(dy);
+    if (walked(i)) (dy > 0 ? top : dy < 0 ? bottom : rows) += directionWarps(dy);
   }
 
   // At 256 disparities with 8 paths the kernel leaves too few warps resident for a full-size front
@@ -374,7 +378,7 @@ void launch(const SgmParams& p, const SgmBuffers& b, Lines lines, cudaStream_t s
   Directions dirs{0, {}, {}, {0}};
   for (int dy : {rowsFirst ? 0 : 1, rowsFirst ? 1 : -1, rowsFirst ? -1 : 0})
     for (int i = 0; i < p.paths; ++i) {
-      if (kPathDirections[i][1] != dy || !walked(dy)) continue;
+      if (kPathDirections[i][1] != dy || !walked(i)) continue;
       int k = dirs.count++;
       dirs.dx[k] = kPathDirections[i][0], dirs.dy[k] = dy;
       dirs.firstWarp[k + 1] = dirs.firstWarp[k] + directionWarps(dy);

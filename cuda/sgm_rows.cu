@@ -6,7 +6,8 @@
 // costs as its sums, so the volume need not be zero; the other directions add theirs; the walk from
 // the right then reads the sums a step ahead, adds its own path costs in registers and takes each
 // pixel's winner there. So the volume is stored once, added to by the other directions, and read
-// once, with no winner-takes-all pass.
+// once, with no winner-takes-all pass. (With 4 paths at 256 disparities the walk from the left also
+// goes first where the walkers take the other three directions: see leftWalkFirst.)
 //
 // The winner as the walk from the right goes (the rules of cuda/sgm_types.hpp, as
 // cuda/sgm_winner_takes_all.cu takes them): each match's (sum << 8 | d) by one permute; the pixel's
@@ -397,11 +398,9 @@ void launchRowsFromLeft(const SgmParams& p, const SgmBuffers& b, cudaStream_t st
 
 bool rowsAroundColumns(const SgmParams& p, int width, int height) {
   if (p.sweeps != Sweeps::automatic) return p.sweeps == Sweeps::on;
-  // With 8 paths below 256 disparities `auto` declined the sweeps for bands too narrow, on SMs
-  // where the walkers are also faster than the rows around them (measured at half size).
-  if (p.paths == 8 && !costsInVolume(p.disparities)) return false;
+  if (!rowsAroundByPixels(p)) return false;
   const long long perSm = static_cast<long long>(width) * height / plannedMultiprocessors();
-  return perSm >= rowsAroundPixelsPerSm(p.paths);
+  return perSm >= rowsAroundPixelsPerSm(p.paths, p.disparities);
 }
 
 void launchRowsFromRight(const SgmParams& p, const SgmBuffers& b, uint2* records, uint8_t* rightBest,

@@ -43,10 +43,15 @@ namespace pp::stereo {
 // other, each a chain of a row's width in steps, which more SMs do not shorten; the other walkers'
 // work an SM shrinks with them (measured by size and SM count in stages/stereo/PERFORMANCE.md: an
 // Orin's 16 SMs take it from 612x512 up, all 132 of an H200's at 2448x2048 but not at 1224x1024 or
-// Aloe's 1282x1110).
+// Aloe's 1282x1110). With 4 paths at 256 disparities the walkers start with the walk from the left
+// (leftWalkFirst in cuda/sgm.cuh) and beat the rows around on an H200 at 2448x2048 too (38k pixels an
+// SM), while on 16 SMs at 1224x1024 (78k) the rows around are still faster and move a quarter fewer
+// L2 bytes: the threshold there lies between the two.
 enum class Sweeps : uint8_t { off, on, automatic };
 constexpr int kSweepsBandWidth = 36;
-constexpr long long rowsAroundPixelsPerSm(int paths) { return paths == 4 ? 16384 : 32768; }
+constexpr long long rowsAroundPixelsPerSm(int paths, int disparities) {
+  return paths == 8 ? 32768 : disparities == 256 ? 65536 : 16384;
+}
 
 struct SgmParams {
   int disparities = 128;  // 64, 128 or 256

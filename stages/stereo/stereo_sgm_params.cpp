@@ -26,19 +26,19 @@ const ParamSchema<SgmParams>& sgmParamSchema() {
           .add("fill", &SgmParams::fill,
                "invalid pixels take the background disparity of their row (their confidence is 0)")
           .add("median", &SgmParams::median, "3x3 median of the valid disparities")
-          .addChoice(
-              "sweeps", &SgmParams::sweeps,
-              "the directions from above and below: with 8 paths summed on chip in two sweeps of column "
-              "bands (a third of the volume traffic), else the rows walked around "
-              "their walkers (the volume stored once and read once, no winner-takes-all pass); auto: the "
-              "sweeps where an SM's band is at least " +
-                  std::to_string(kSweepsBandWidth) + " columns wide, else the rows around where an SM has " +
-                  std::to_string(rowsAroundPixelsPerSm(4)) + " pixels of the image (" +
-                  std::to_string(rowsAroundPixelsPerSm(8)) +
-                  " with 8 paths at 256 disparities; below, the walkers), else the walkers (a big GPU's many SMs, "
-                  "where they are faster); "
-                  "the graph's description names the one taken and why",
-              {{"auto", Sweeps::automatic}, {"true", Sweeps::on}, {"false", Sweeps::off}});
+          .addChoice("sweeps", &SgmParams::sweeps,
+                     "the directions from above and below: with 8 paths summed on chip in two sweeps of column "
+                     "bands (a third of the volume traffic), else the rows walked around "
+                     "their walkers (the volume stored once and read once, no winner-takes-all pass); auto: the "
+                     "sweeps where an SM's band is at least " +
+                         std::to_string(kSweepsBandWidth) + " columns wide, else the rows around where an SM has " +
+                         std::to_string(rowsAroundPixelsPerSm(4, 128)) + " pixels of the image (" +
+                         std::to_string(rowsAroundPixelsPerSm(4, 256)) + " with 4 paths at 256 disparities, " +
+                         std::to_string(rowsAroundPixelsPerSm(8, 256)) +
+                         " with 8 paths at 256; below, the walkers), else the walkers (a big GPU's many SMs, "
+                         "where they are faster); "
+                         "the graph's description names the one taken and why",
+                     {{"auto", Sweeps::automatic}, {"true", Sweeps::on}, {"false", Sweeps::off}});
   return schema;
 }
 

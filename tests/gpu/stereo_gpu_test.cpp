@@ -125,7 +125,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{97, 61, 64, 8, 0, ""}, Case{131, 77, 128, 4, 0, ""}, Case{301, 45, 256, 8, 0, ""},
                       Case{77, 33, 64, 8, 5, "a"}, Case{160, 50, 64, 4, 3, "su"}, Case{65, 70, 128, 8, 0, "lfm"},
                       Case{33, 9, 64, 8, 0, "f"}, Case{1, 5, 64, 4, 0, ""},
-                      Case{263, 41, 256, 4, 7, "a"},  // 4 paths at 256: a warp a walker
+                      Case{263, 41, 256, 4, 7, "a"},  // 4 paths at 256: the walk from the left first, a warp a walker
                       // Whole winner-takes-all rounds of pixels with every match left of the image.
                       Case{150, 31, 128, 8, 37, ""},
                       // The full width at 256 disparities: on an H100 or H200 the directions from the top
@@ -193,8 +193,12 @@ TEST(CudaSgmReal, AloeAndTheChessboardPairMatchTheCpu) {
   expectSweepsWhereAsked(p, left.width(), left.height());
   EXPECT_TRUE(test::samePixels(want.disparity, onGpu(p, left, right, false).disparity)) << "Aloe, the sweeps";
   p.paths = 4;  // the rows around the columns
-  EXPECT_TRUE(test::samePixels(onCpu(p, left, right).disparity, onGpu(p, left, right, false).disparity))
+  const Image fourPaths = onCpu(p, left, right).disparity;
+  EXPECT_TRUE(test::samePixels(fourPaths, onGpu(p, left, right, false).disparity))
       << "Aloe, 4 paths, the rows around the columns";
+  p.sweeps = Sweeps::off;
+  EXPECT_TRUE(test::samePixels(fourPaths, onGpu(p, left, right, false).disparity))
+      << "Aloe, 4 paths, the walk from the left, then the other walkers";
   p.paths = 8, p.sweeps = Sweeps::automatic;
 
   StereoCalibration c = loadCalibration(test::stereoData("chessboard-calibration.yml"));
@@ -323,6 +327,7 @@ TEST(CudaSgmPlan, TheLayoutIsNamedWithWhyNotTheOthers) {
     PlannedDevice orin(16, 164);
     p.sweeps = Sweeps::automatic;
     const SweepPlan s = planSweeps(p, 1224, 1024);
+    EXPECT_EQ(SgmCuda(p, 1224, 1024).volumePasses(), 6) << "stored, reduced by each sweep, read";
     EXPECT_EQ(SgmCuda(p, 1224, 1024).layout(),
               "the sweeps: " + std::to_string(s.bands) + " bands of " + std::to_string(s.bandWidth) +
                   " columns a sweep, " + (s.sweepsALaunch == 2 ? "both sweeps in one launch" : "one sweep a launch") +
@@ -332,21 +337,27 @@ TEST(CudaSgmPlan, TheLayoutIsNamedWithWhyNotTheOthers) {
                   std::to_string(kSweepsBandWidth) + " columns");
     p.sweeps = Sweeps::off;
     EXPECT_EQ(SgmCuda(p, 400, 24).layout(), "the walkers; not the sweeps: sweeps: false");
+    EXPECT_EQ(SgmCuda(p, 400, 24).volumePasses(), 18) << "a reduction a path, read and cleared";
     // At 256 disparities, where auto declines the sweeps, it chooses between the rows around and the walkers.
     p.sweeps = Sweeps::automatic, p.disparities = 256;
     EXPECT_EQ(SgmCuda(p, 400, 24).layout(),
               "the walkers; not the sweeps: auto: on 16 SMs their bands would be narrower than " +
                   std::to_string(kSweepsBandWidth) + " columns; auto: fewer than " +
-                  std::to_string(rowsAroundPixelsPerSm(8)) + " pixels of the image an SM");
+                  std::to_string(rowsAroundPixelsPerSm(8, 256)) + " pixels of the image an SM");
     p.disparities = 128, p.paths = 4;
     EXPECT_EQ(SgmCuda(p, 1224, 1024).layout(), "the rows walked around the other walkers; auto: at least " +
-                                                   std::to_string(rowsAroundPixelsPerSm(4)) +
+                                                   std::to_string(rowsAroundPixelsPerSm(4, 128)) +
                                                    " pixels of the image an SM");
-    EXPECT_EQ(
-        SgmCuda(p, 160, 120).layout(),
-        "the walkers; auto: fewer than " + std::to_string(rowsAroundPixelsPerSm(4)) + " pixels of the image an SM");
+    EXPECT_EQ(SgmCuda(p, 1224, 1024).volumePasses(), 6) << "stored, reduced by the two columns' walkers, read";
+    EXPECT_EQ(SgmCuda(p, 160, 120).layout(), "the walkers; auto: fewer than " +
+                                                 std::to_string(rowsAroundPixelsPerSm(4, 128)) +
+                                                 " pixels of the image an SM");
     p.sweeps = Sweeps::off;
     EXPECT_EQ(SgmCuda(p, 1224, 1024).layout(), "the walkers; sweeps: false");
+    EXPECT_EQ(SgmCuda(p, 1224, 1024).volumePasses(), 10) << "a reduction a path, read and cleared";
+    p.disparities = 256;  // the matching costs stored by the walk from the left, not a pass of their own
+    EXPECT_EQ(SgmCuda(p, 612, 512).layout(), "the walk from the left, then the other walkers; sweeps: false");
+    EXPECT_EQ(SgmCuda(p, 612, 512).volumePasses(), 8) << "stored, three reductions, read";
   }
   PlannedDevice oneSm(1, 96);
   p = eightPathSweeps();
@@ -410,17 +421,21 @@ TEST(CudaSgmPlan, TheRowsAroundTheOtherWalkersWhereAnSmHasEnoughPixels) {
   SgmParams p;
   p.disparities = 128, p.paths = 4;
   EXPECT_EQ(p.sweeps, Sweeps::automatic);
-  for (int paths : {4, 8}) {
-    p.paths = paths, p.disparities = paths == 4 ? 128 : 256;  // 8 paths below 256: the sweeps' choice
-    const long long least = rowsAroundPixelsPerSm(paths) * plannedMultiprocessors();
-    EXPECT_TRUE(rowsAroundColumns(p, static_cast<int>(least / 512) + 1, 512)) << paths << " paths";
-    EXPECT_FALSE(rowsAroundColumns(p, static_cast<int>(least / 512) - 1, 512)) << paths << " paths";
+  for (auto [paths, disparities] : {std::pair{4, 128}, std::pair{4, 256}, std::pair{8, 256}}) {
+    p.paths = paths, p.disparities = disparities;  // 8 paths below 256: the sweeps' choice
+    const long long least = rowsAroundPixelsPerSm(paths, disparities) * plannedMultiprocessors();
+    const std::string what = std::to_string(paths) + " paths at " + std::to_string(disparities);
+    EXPECT_TRUE(rowsAroundColumns(p, static_cast<int>(least / 512) + 1, 512)) << what;
+    EXPECT_FALSE(rowsAroundColumns(p, static_cast<int>(least / 512) - 1, 512)) << what;
   }
   p.paths = 4, p.disparities = 128;
   {
     PlannedDevice orin(16, 164);
     EXPECT_TRUE(rowsAroundColumns(p, 612, 512));
     EXPECT_FALSE(rowsAroundColumns(p, 160, 120));
+    p.disparities = 256;
+    EXPECT_TRUE(rowsAroundColumns(p, 1224, 1024)) << "at 256, fewer bytes than the walk from the left's";
+    p.disparities = 128;
     const int w = 203, h = 47;
     p.sweeps = Sweeps::on;
     SgmCuda sgm(p, w, h);
@@ -432,6 +447,9 @@ TEST(CudaSgmPlan, TheRowsAroundTheOtherWalkersWhereAnSmHasEnoughPixels) {
     if (plannedMultiprocessors() == 132) {
       EXPECT_FALSE(rowsAroundColumns(p, 1224, 1024)) << "a big GPU's SMs take the walkers at half size";
       EXPECT_TRUE(rowsAroundColumns(p, 2448, 2048)) << "and the rows around at full size";
+      p.disparities = 256;
+      EXPECT_FALSE(rowsAroundColumns(p, 2448, 2048)) << "at 256 the walk from the left and the walkers";
+      p.disparities = 128;
     }
   }
   p.paths = 8;  // 8 paths below 256 disparities: the sweeps where they fit, else the walkers

@@ -1,10 +1,10 @@
 // tools/bench cases stereo/* and rectify/*. SGM on textured pairs with a true disparity at half the
 // frame size (the demosaiced S0) with 128 disparities and at the frame size with 256, 4 and 8
-// paths, and Middlebury's Aloe size. Bytes moved = this design's volume traffic, not a floor: each
-// path's reductions reading and writing the 16-bit words, the winner-takes-all reading them and
-// leaving zeros (where the volume holds the matching costs, their pass writes it instead, and each
-// path's reads of its costs are not counted: they fetch the lines its reductions then change). The
-// note gives the device memory the matcher holds and the layout it runs.
+// paths, and Middlebury's Aloe size. Bytes moved = the volume traffic of the layout the case runs,
+// not a floor (SgmCuda::volumePasses: a reduction a read and a write; where the volume holds the
+// matching costs, a walker's reads of its costs are not counted: they fetch the lines its
+// reductions then change). The note gives the device memory the matcher holds and the layout it
+// runs.
 #include "stages/stereo/calibration.hpp"
 #include "stages/stereo/sgm.hpp"
 #include "tools/benchmark/bench.hpp"
@@ -43,7 +43,7 @@ class SgmRun : public bench::Run {
     auto i = static_cast<size_t>(index);
     sgm_->compute(lefts_[i], rights_[i], disparity_, nullptr, stream);
   }
-  double bytesMoved() const override { return pixels_ * p_.disparities * 2.0 * (2 * p_.paths + 2); }
+  double bytesMoved() const override { return pixels_ * p_.disparities * 2.0 * sgm_->volumePasses(); }
   double pixels() const override { return pixels_; }
   std::string note() const override {
     double mb = (sgm_->deviceBytes() + lefts_[0].bytes() + rights_[0].bytes() + disparity_.bytes()) / 1e6;
