@@ -39,12 +39,15 @@ constexpr bool costsInVolume(int disparities) { return disparities == 256; }
 void launchMatchingCost(const SgmParams& p, const SgmBuffers& b, cudaStream_t stream);
 
 // Where the walkers take the directions from above and below (no sweeps, no rows around), whether
-// the walk from the left goes first in place of launchMatchingCost, storing each pixel's matching
-// costs above its path costs (see launchRowsFromLeft), and the walkers take the other directions:
-// with 4 paths at 256 disparities, where that takes a quarter of the walkers' directions and half
-// of their longest lines, the rows, for a pass a little longer than the matching costs' (with 8 an
-// eighth, which did not pay at Aloe's size; stages/stereo/PERFORMANCE.md).
-constexpr bool leftWalkFirst(const SgmParams& p) { return costsInVolume(p.disparities) && p.paths == 4; }
+// the walk from the left goes first, storing each pixel's path costs as its sums (see
+// launchRowsFromLeft), and the walkers take the other directions: at 256 disparities in place of
+// launchMatchingCost (the walk stores the matching costs above its path costs), below 256 in place
+// of the zeros the winner-takes-all leaves. The walk is a chain of a row's width in steps, on a big
+// GPU longer than the pass it replaces; what it takes from the walkers paid on an H200 with 4
+// paths at 256 disparities (a quarter of their directions, half their rows: 11-19% faster) and
+// with 8 below 256 (1.5%), not with 8 at 256 (Aloe 0.7% slower) or 4 below (1.2% slower; see
+// stages/stereo/PERFORMANCE.md).
+constexpr bool leftWalkFirst(const SgmParams& p) { return p.paths == (costsInVolume(p.disparities) ? 4 : 8); }
 
 // Every path direction (4 or 8) over every line of the image, added into the volume's sums, which
 // must be zero; with Lines::columns only the directions from above and below, with

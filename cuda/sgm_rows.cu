@@ -6,8 +6,8 @@
 // costs as its sums, so the volume need not be zero; the other directions add theirs; the walk from
 // the right then reads the sums a step ahead, adds its own path costs in registers and takes each
 // pixel's winner there. So the volume is stored once, added to by the other directions, and read
-// once, with no winner-takes-all pass. (With 4 paths at 256 disparities the walk from the left also
-// goes first where the walkers take the other three directions: see leftWalkFirst.)
+// once, with no winner-takes-all pass. (The walk from the left also goes first where the walkers
+// take every other direction: see leftWalkFirst.)
 //
 // The winner as the walk from the right goes (the rules of cuda/sgm_types.hpp, as
 // cuda/sgm_winner_takes_all.cu takes them): each match's (sum << 8 | d) by one permute; the pixel's

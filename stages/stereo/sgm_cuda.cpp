@@ -112,11 +112,11 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
   if (left.width() != width_ || left.height() != height_ || right.width() != width_ || right.height() != height_)
     throw std::invalid_argument("stereo_sgm: images must be " + std::to_string(width_) + "x" + std::to_string(height_));
   // The memset before the census, so that the kernels from the census on follow each other
-  // directly (see launchCensus). With the rows around the other directions the walk from the left
-  // stores the first sums, and at 256 disparities the matching costs' pass or the walk from the
-  // left stores every word: no zeros.
+  // directly (see launchCensus). Where the walk from the left goes first it stores the first sums,
+  // and at 256 disparities the matching costs' pass stores every word: no zeros.
   const Layout& layout = buffers_->layout;
-  const bool addsToZeros = !costsInVolume(p_.disparities) && !layout.rowsAround;
+  const bool leftFirst = !layout.rowsAround && leftWalkFirst(p_);
+  const bool addsToZeros = !costsInVolume(p_.disparities) && !layout.rowsAround && !leftFirst;
   if (addsToZeros && !buffers_->volumeZero)
     PP_CUDA_CHECK(cudaMemsetAsync(buffers_->volume.get(), 0, buffers_->volume.bytes(), stream));
   buffers_->volumeZero = false;
@@ -140,7 +140,6 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
     }
     launchRowsFromRight(p_, b, buffers_->records.get(), buffers_->rightBest.get(), raw.view<uint16_t>(), conf, stream);
   } else {
-    const bool leftFirst = leftWalkFirst(p_);
     if (leftFirst)
       launchRowsFromLeft(p_, b, stream);
     else if (costsInVolume(p_.disparities))

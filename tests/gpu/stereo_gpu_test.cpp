@@ -333,11 +333,13 @@ TEST(CudaSgmPlan, TheLayoutIsNamedWithWhyNotTheOthers) {
                   " columns a sweep, " + (s.sweepsALaunch == 2 ? "both sweeps in one launch" : "one sweep a launch") +
                   (s.ring ? ", costs in a ring" : ""));
     EXPECT_EQ(SgmCuda(p, 400, 24).layout(),
-              "the walkers; not the sweeps: auto: on 16 SMs their bands would be narrower than " +
+              "the walk from the left, then the other walkers; not the sweeps: auto: on 16 SMs their bands would be "
+              "narrower than " +
                   std::to_string(kSweepsBandWidth) + " columns");
     p.sweeps = Sweeps::off;
-    EXPECT_EQ(SgmCuda(p, 400, 24).layout(), "the walkers; not the sweeps: sweeps: false");
-    EXPECT_EQ(SgmCuda(p, 400, 24).volumePasses(), 18) << "a reduction a path, read and cleared";
+    EXPECT_EQ(SgmCuda(p, 400, 24).layout(),
+              "the walk from the left, then the other walkers; not the sweeps: sweeps: false");
+    EXPECT_EQ(SgmCuda(p, 400, 24).volumePasses(), 16) << "stored, a reduction for each other path, read";
     // At 256 disparities, where auto declines the sweeps, it chooses between the rows around and the walkers.
     p.sweeps = Sweeps::automatic, p.disparities = 256;
     EXPECT_EQ(SgmCuda(p, 400, 24).layout(),
@@ -354,7 +356,7 @@ TEST(CudaSgmPlan, TheLayoutIsNamedWithWhyNotTheOthers) {
                                                  " pixels of the image an SM");
     p.sweeps = Sweeps::off;
     EXPECT_EQ(SgmCuda(p, 1224, 1024).layout(), "the walkers; sweeps: false");
-    EXPECT_EQ(SgmCuda(p, 1224, 1024).volumePasses(), 10) << "a reduction a path, read and cleared";
+    EXPECT_EQ(SgmCuda(p, 1224, 1024).volumePasses(), 10) << "a reduction a path into zeros, read and cleared";
     p.disparities = 256;  // the matching costs stored by the walk from the left, not a pass of their own
     EXPECT_EQ(SgmCuda(p, 612, 512).layout(), "the walk from the left, then the other walkers; sweeps: false");
     EXPECT_EQ(SgmCuda(p, 612, 512).volumePasses(), 8) << "stored, three reductions, read";
