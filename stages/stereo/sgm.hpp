@@ -52,8 +52,10 @@ class SgmCuda {
   // Passes over the volume a frame by that layout, a reduction counted as two (a read and a write,
   // on a device whose L2 holds none of the volume, as a Jetson's): the walkers 2 a path and 2 (the
   // winner-takes-all reads it and leaves zeros; at 256 disparities the matching costs' pass writes
-  // it and the winner-takes-all reads it), the rows around 2 a path less 2 (stored by the walk from
-  // the left, read by the walk from the right), the sweeps 6 (stored, reduced twice, read).
+  // it and the winner-takes-all reads it), or 2 a path where the walk from the left goes first
+  // (it stores, the others reduce, the winner-takes-all reads), the rows around 2 a path less 2
+  // (stored by the walk from the left, read by the walk from the right), the sweeps 6 (stored,
+  // reduced twice, read).
   int volumePasses() const;
 
  private:

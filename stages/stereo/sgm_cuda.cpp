@@ -16,7 +16,8 @@ namespace pp::stereo {
 namespace {
 
 // The directions' layout: the sweeps where they have bands; else the walkers, with the rows walked
-// before and after them (cuda/sgm_rows.cu) or with them.
+// before and after them (cuda/sgm_rows.cu) or with them (where leftWalkFirst, after the walk from
+// the left).
 struct Layout {
   SweepPlan sweeps;  // bands == 0: the directions from above and below by the aggregation's walkers
   bool rowsAround = false;
