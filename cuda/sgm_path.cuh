@@ -157,27 +157,28 @@ __device__ __forceinline__ int pathStep(const uint32_t (&prev)[kRuns][kPairs ? 2
   return walkerMin<kLanes, kReduxHalves>(static_cast<int>(kPairs ? min(least & 0xFFFF, least >> 16) : least));
 }
 
-// Where a row walker keeps run q's i-th value: at q * kRun + rowSlot<kRun, kPhase>(i), in order
-// (kPhase -1), or rotated by kPhase (0..kRun - 1) in a loop walking right unrolled by kRun (see
-// moveRowCodes).
-template <int kRun, int kPhase> __host__ __device__ constexpr int rowSlot(int i) {
-  return kPhase < 0 ? i : ((i - kPhase) % kRun + kRun) % kRun;
+// Where a row walker keeps run q's i-th value: at q * kRun + rowSlot<kRun, kPhase>(i, walksRight),
+// in order (kPhase -1), or rotated by kPhase (0..kRun - 1) in a loop unrolled by kRun (see
+// moveRowCodes): walking right each value moves a register up a step, walking left down.
+template <int kRun, int kPhase> __host__ __device__ constexpr int rowSlot(int i, bool walksRight) {
+  return kPhase < 0 ? i : walksRight ? ((i - kPhase) % kRun + kRun) % kRun : (i + kPhase) % kRun;
 }
 
 // A row walker's value a disparity (its right census codes, or the right image's running bests in
 // cuda/sgm_rows.cu) a column on (run q's i-th at q * kRun + i): each disparity's value is the one
 // its neighbour below (above, walking left) had, one shuffle a run across the walker's lanes, and
-// `enters` comes in at its lowest disparity (its highest, walking left). In place; or, walking right
-// with kPhase >= 0, by rotation (rowSlot): the value leaving a run gives its register to the one
-// entering, and no register moves.
+// `enters` comes in at its lowest disparity (its highest, walking left). In place; or, with kPhase
+// >= 0, by rotation (rowSlot): the value leaving a run gives its register to the one entering, and
+// no register moves.
 template <int kRuns, int kRun, int kLanes, int kPhase = -1>
 __device__ __forceinline__ void moveRowCodes(uint32_t (&codes)[kRuns * kRun], bool walksRight,
                                              const WalkerLane<kLanes>& place, uint32_t enters) {
-  constexpr int kLast = rowSlot<kRun, kPhase>(kRun - 1);
+  // Each run's value that leaves it: its highest walking right, its lowest walking left.
+  constexpr int kLeavesRight = rowSlot<kRun, kPhase>(kRun - 1, true), kLeavesLeft = rowSlot<kRun, kPhase>(0, false);
   uint32_t moved[kRuns];
 #pragma unroll
   for (int q = 0; q < kRuns; ++q)
-    moved[q] = __shfl_sync(kFullWarp, walksRight ? codes[q * kRun + kLast] : codes[q * kRun],
+    moved[q] = __shfl_sync(kFullWarp, walksRight ? codes[q * kRun + kLeavesRight] : codes[q * kRun + kLeavesLeft],
                            walksRight ? place.lower : place.upper, kLanes);
   if (walksRight) {
 #pragma unroll
@@ -186,14 +187,18 @@ __device__ __forceinline__ void moveRowCodes(uint32_t (&codes)[kRuns * kRun], bo
 #pragma unroll
         for (int i = kRun - 1; i > 0; --i) codes[q * kRun + i] = codes[q * kRun + i - 1];
       }
-      codes[q * kRun + (kPhase < 0 ? 0 : kLast)] = place.part > 0 ? moved[q] : q > 0 ? moved[q - 1] : enters;
+      codes[q * kRun + (kPhase < 0 ? 0 : kLeavesRight)] = place.part > 0 ? moved[q] : q > 0 ? moved[q - 1] : enters;
     }
   } else {
 #pragma unroll
     for (int q = 0; q < kRuns; ++q) {
+      if (kPhase < 0) {
 #pragma unroll
-      for (int i = 0; i < kRun - 1; ++i) codes[q * kRun + i] = codes[q * kRun + i + 1];
-      codes[q * kRun + kRun - 1] = place.part < kLanes - 1 ? moved[q] : q < kRuns - 1 ? moved[q + 1] : enters;
+        for (int i = 0; i < kRun - 1; ++i) codes[q * kRun + i] = codes[q * kRun + i + 1];
+      }
+      codes[q * kRun + (kPhase < 0 ? kRun - 1 : kLeavesLeft)] = place.part < kLanes - 1 ? moved[q]
+                                                                : q < kRuns - 1         ? moved[q + 1]
+                                                                                        : enters;
     }
   }
 }

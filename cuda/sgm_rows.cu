@@ -75,7 +75,7 @@ __device__ __forceinline__ uint32_t pickRun(const uint32_t (&runs)[1], int) { re
 // q * kRunStride + part * kRun + 2j, less minDisparity, in total[q][j]'s halves): its record, the
 // walker's lanes alike. Each match's key goes into `right`, the running minimum of the right-image
 // column it matches (see the file's comment).
-template <int D, int kRuns>
+template <int D, int kRuns, int kPhase>
 __device__ __forceinline__ uint2 takeWinner(const uint32_t (&total)[kRuns][2],
                                             const WalkerLane<RowWalkers<D, kRuns>::kLanes>& place,
                                             uint32_t (&right)[kRuns * kRun]) {
@@ -94,7 +94,8 @@ __device__ __forceinline__ uint2 takeWinner(const uint32_t (&total)[kRuns][2],
       const int low = kByte[k % 2];
       key[q][k] = permute(total[q][k / 2], runD + q * kStride * 0x01010101u,
                           (4 + k) | low << 4 | (low + 1) << 8 | (8 + low + 1) << 12);
-      right[q * kRun + k] = min(right[q * kRun + k], key[q][k]);
+      uint32_t& column = right[q * kRun + rowSlot<kRun, kPhase>(k, false)];
+      column = min(column, key[q][k]);
     }
   uint32_t least = key[0][0];
 #pragma unroll
@@ -206,8 +207,12 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
   uint2* records = w.records + static_cast<size_t>(y) * width;
   uint8_t* rightRow = w.rightBest + static_cast<size_t>(y) * width;
 
-  // A step; walking right, four in a row with the right codes rotated (kPhase 0..3, see rowSlot),
-  // so that no step moves them; else, and for the steps left over, kPhase -1: moved in place.
+  // A step; four in a row with the right codes (and, taking the winner, the right image's bests)
+  // rotated (kPhase 0..3, see rowSlot), so that no step moves them; for the steps left over, and
+  // walking left at 256 disparities or without paired path costs, kPhase -1: moved in place. (There
+  // the rotated winner takes more registers: at 256 it was slower, before sm_80 it spills;
+  // stages/stereo/PERFORMANCE.md.)
+  constexpr bool kRotates = kDx > 0 || (D < 256 && kPairs);
   auto step = [&](int s, auto testsConstant, auto phaseConstant) {
     constexpr bool kTests = decltype(testsConstant)::value;
     constexpr int kPhase = decltype(phaseConstant)::value;
@@ -220,7 +225,7 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
       uint32_t each[kRun];
 #pragma unroll
       for (int i = 0; i < kRun; ++i) {
-        each[i] = __popc(now.centre ^ right[q * kRun + rowSlot<kRun, kPhase>(i)]);
+        each[i] = __popc(now.centre ^ right[q * kRun + rowSlot<kRun, kPhase>(i, kDx > 0)]);
         if constexpr (kTests) each[i] = room >= q * kRunStride + i ? each[i] : kOutsideCost;
       }
 #pragma unroll
@@ -248,11 +253,12 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
       // first lane's first): out, and each slot on to the column a disparity lower.
       // (The first step's, of no column, goes to the last column's record and right-image best,
       // which the next step overwrites.) The walker's lanes store the record alike.
-      const uint2 record = takeWinner<D, kRuns>(pending, place, rightBest);
+      const uint2 record = takeWinner<D, kRuns, kPhase>(pending, place, rightBest);
       const int column = min(x + 1, width - 1) - p.minDisparity;
       if (!spare) records[min(x + 1, width - 1)] = record;
-      if (!spare && part == 0 && column >= 0) rightRow[column] = static_cast<uint8_t>(rightBest[0]);
-      moveRowCodes<kRuns, kRun>(rightBest, false, place, kNoMatch);
+      if (!spare && part == 0 && column >= 0)
+        rightRow[column] = static_cast<uint8_t>(rightBest[rowSlot<kRun, kPhase>(0, false)]);
+      moveRowCodes<kRuns, kRun, W::kLanes, kPhase>(rightBest, false, place, kNoMatch);
       constexpr uint32_t kSums = (costsInVolume(D) ? kSumMask : 0xFFFFu) * 0x10001u;  // the costs above them out
 #pragma unroll
       for (int q = 0; q < kRuns; ++q)
@@ -267,13 +273,11 @@ __device__ __forceinline__ void walkRow(const SgmParams& p, const SgmBuffers& b,
   };
   auto walk = [&](int from, int to, auto testsConstant) {
     int s = from;
-    if (kDx > 0) {
-      for (; s + kRun <= to; s += kRun) {
-        step(s, testsConstant, std::integral_constant<int, 0>{});
-        step(s + 1, testsConstant, std::integral_constant<int, 1>{});
-        step(s + 2, testsConstant, std::integral_constant<int, 2>{});
-        step(s + 3, testsConstant, std::integral_constant<int, 3>{});
-      }
+    for (; kRotates && s + kRun <= to; s += kRun) {
+      step(s, testsConstant, std::integral_constant<int, 0>{});
+      step(s + 1, testsConstant, std::integral_constant<int, 1>{});
+      step(s + 2, testsConstant, std::integral_constant<int, 2>{});
+      step(s + 3, testsConstant, std::integral_constant<int, 3>{});
     }
     for (; s < to; ++s) step(s, testsConstant, std::integral_constant<int, -1>{});
   };

@@ -328,7 +328,9 @@ template <int D, bool kRing> __global__ void __launch_bounds__(kThreads, kMinBlo
                reinterpret_cast<const uint4*>(costs + (kRing ? direction * a.slots + place : at) * D)[chunk]);
         if (chunk == 0) __stcg(reinterpret_cast<int*>(e + D), minima[at]);
       }
-      __threadfence();  // the edge columns out before the flag says so
+      // The edge columns out before the flag says so: the barrier orders every thread's stores before
+      // thread 0's release, which is cumulative, so no thread fences (a fence would wait for its
+      // reductions to the volume too).
       __syncthreads();
       if (threadIdx.x == 0) storeRelease(myFlag, flagOf(a.epoch, i / kGhost));
     }
