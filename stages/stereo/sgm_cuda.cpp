@@ -21,13 +21,14 @@ namespace {
 struct Layout {
   SweepPlan sweeps;  // bands == 0: the directions from above and below by the aggregation's walkers
   bool rowsAround = false;
+  bool leftFirst = false;  // the walkers after the walk from the left
 };
 
 // The rows are walked around the other directions wherever the sweeps run, and at auto's size without them.
 Layout planLayout(const SgmParams& p, int width, int height) {
   SweepPlan sweeps = planSweeps(p, width, height);
   const bool rowsAround = sweeps.bands > 0 || rowsAroundColumns(p, width, height);
-  return {std::move(sweeps), rowsAround};
+  return {std::move(sweeps), rowsAround, !rowsAround && leftWalkFirst(p)};
 }
 
 std::string describeLayout(const SgmParams& p, const Layout& layout) {
@@ -37,7 +38,7 @@ std::string describeLayout(const SgmParams& p, const Layout& layout) {
            " columns a sweep, " + (s.sweepsALaunch == 2 ? "both sweeps in one launch" : "one sweep a launch") +
            (s.ring ? ", costs in a ring" : "");
   std::string text = layout.rowsAround  ? "the rows walked around the other walkers"
-                     : leftWalkFirst(p) ? "the walk from the left, then the other walkers"
+                     : layout.leftFirst ? "the walk from the left, then the other walkers"
                                         : "the walkers";
   if (p.paths == 8)
     text += "; not the sweeps: " + s.without;
@@ -52,7 +53,7 @@ std::string describeLayout(const SgmParams& p, const Layout& layout) {
 int volumePassesOf(const SgmParams& p, const Layout& layout) {
   if (layout.sweeps.bands > 0) return 6;
   if (layout.rowsAround) return 2 * p.paths - 2;
-  return leftWalkFirst(p) ? 2 * p.paths : 2 * p.paths + 2;
+  return layout.leftFirst ? 2 * p.paths : 2 * p.paths + 2;
 }
 
 }  // namespace
@@ -116,8 +117,7 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
   // directly (see launchCensus). Where the walk from the left goes first it stores the first sums,
   // and at 256 disparities the matching costs' pass stores every word: no zeros.
   const Layout& layout = buffers_->layout;
-  const bool leftFirst = !layout.rowsAround && leftWalkFirst(p_);
-  const bool addsToZeros = !costsInVolume(p_.disparities) && !layout.rowsAround && !leftFirst;
+  const bool addsToZeros = !costsInVolume(p_.disparities) && !layout.rowsAround && !layout.leftFirst;
   if (addsToZeros && !buffers_->volumeZero)
     PP_CUDA_CHECK(cudaMemsetAsync(buffers_->volume.get(), 0, buffers_->volume.bytes(), stream));
   buffers_->volumeZero = false;
@@ -141,11 +141,11 @@ void SgmCuda::compute(const Image& left, const Image& right, Image& disparity, I
     }
     launchRowsFromRight(p_, b, buffers_->records.get(), buffers_->rightBest.get(), raw.view<uint16_t>(), conf, stream);
   } else {
-    if (leftFirst)
+    if (layout.leftFirst)
       launchRowsFromLeft(p_, b, stream);
     else if (costsInVolume(p_.disparities))
       launchMatchingCost(p_, b, stream);
-    launchPathAggregation(p_, b, leftFirst ? Lines::allButFromLeft : Lines::all, stream);
+    launchPathAggregation(p_, b, layout.leftFirst ? Lines::allButFromLeft : Lines::all, stream);
     launchWinnerTakesAll(p_, b, raw.view<uint16_t>(), conf, stream, addsToZeros);
     buffers_->volumeZero = addsToZeros;
   }
